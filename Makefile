@@ -1,0 +1,30 @@
+# Set-up: `make install` then `make test`. Experiments write under runs/.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DATASET ?= mnist
+DATA_DIR ?=
+ARGS ?=
+DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
+
+.PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble
+
+install:
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[dev]'
+
+test:
+	$(PY) -m pytest -q
+
+test-fast:
+	$(PY) -m pytest -q -m "not slow"
+
+lint:
+	$(PY) -m ruff check layers zoo experiments tests
+
+# Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>
+experiment-autoencoder:
+	$(PY) -m experiments.autoencoder $(DATA_FLAGS) $(ARGS)
+
+experiment-ensemble:
+	$(PY) -m experiments.ensemble $(DATA_FLAGS) $(ARGS)

@@ -1,0 +1,1 @@
+"""Scripts that reproduce the published results; each is a thin layer over ``runner``."""

@@ -1,0 +1,28 @@
+"""Layers built on ``tf.compat.v1.get_variable``: variables and math only.
+
+Importing this package changes nothing in TensorFlow's global state.
+"""
+
+from layers.dense import Decoder, Dense, Encoder, FullConnected, ReadOut
+from layers.errors import (
+    DataError,
+    EagerError,
+    ScopeError,
+    ShapeError,
+    TieError,
+    ZooError,
+)
+
+__all__ = [
+    "DataError",
+    "Decoder",
+    "Dense",
+    "EagerError",
+    "Encoder",
+    "FullConnected",
+    "ReadOut",
+    "ScopeError",
+    "ShapeError",
+    "TieError",
+    "ZooError",
+]

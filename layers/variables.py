@@ -1,0 +1,124 @@
+"""``tf.compat.v1.get_variable`` with errors that name the layer and the fix.
+
+Every layer creates its variables through :func:`get_variable`, which
+
+* refuses to run where ``get_variable`` would silently make a new variable on
+  every call (eager execution or ``tf.function`` outside a sharing template);
+* turns TensorFlow's reuse and shape errors into :mod:`layers.errors` classes
+  whose messages name the layer, what was expected, what was found and the
+  builder argument to change.
+
+Usage::
+
+    with tf.compat.v1.variable_scope("encoder"):
+        w = get_variable("encoder", "W", [784, 625], tf.zeros_initializer())
+"""
+
+import re
+
+import tensorflow as tf
+from tensorflow.python.ops import variable_scope as _vs
+
+from layers.errors import EagerError, ScopeError, ShapeError
+
+
+def sharing_store_active():
+    """Tells whether variables made now are stored and shared across calls.
+
+    Returns:
+        True in graph mode and inside a template (``tf.compat.v1.make_template``,
+        ``zoo.share``), whose store returns the same variable on every call;
+        False in plain eager execution or ``tf.function``, where
+        ``tf.compat.v1.get_variable`` makes a new variable per call or trace.
+    """
+    if not (tf.executing_eagerly() or tf.inside_function()):
+        return True
+    store = _vs._get_default_variable_store()  # no public accessor exists
+    return bool(getattr(store, "_store_eager_variables", False))
+
+
+def require_graph(owner):
+    """Raises unless variables made now would be shared (see ``sharing_store_active``).
+
+    Args:
+        owner: layer or scope name used in the message.
+
+    Raises:
+        EagerError: in eager execution or ``tf.function`` outside a template.
+    """
+    if not sharing_store_active():
+        raise EagerError(
+            f"{owner}: expected a graph (`with tf.Graph().as_default():`) or a sharing "
+            "template, found eager execution, where tf.compat.v1.get_variable makes a "
+            "new variable on every call; build inside a graph, or wrap the builder with "
+            "zoo.share(...) or tf.compat.v1.make_template(...)"
+        )
+
+
+def full_name(name):
+    """Returns ``name`` prefixed with the current variable scope."""
+    scope = tf.compat.v1.get_variable_scope().name
+    return f"{scope}/{name}" if scope else name
+
+
+def get_variable(owner, name, shape, initializer, trainable=True):
+    """Creates or reuses ``<current scope>/<name>``.
+
+    Args:
+        owner: layer or scope name used in error messages.
+        name: variable name relative to the current variable scope.
+        shape: list of ints.
+        initializer: a TF initializer.
+        trainable: whether the variable joins the trainable collection.
+
+    Returns:
+        The ``tf.Variable``.
+
+    Raises:
+        EagerError: where the variable would not be shared (see ``require_graph``).
+        ScopeError: the variable exists and reuse is off, or reuse is on and it
+            does not exist.
+        ShapeError: reuse found the variable with another shape.
+    """
+    require_graph(owner)
+    try:
+        return tf.compat.v1.get_variable(
+            name, shape, initializer=initializer, trainable=trainable
+        )
+    except ValueError as err:
+        raise translate_error(owner, full_name(name), list(shape), err) from None
+
+
+def translate_error(owner, name, shape, err):
+    """Maps TensorFlow's variable-store ValueError to a zoo error.
+
+    Args:
+        owner: layer or scope name.
+        name: full variable name.
+        shape: the shape that was asked for.
+        err: the ValueError TensorFlow raised.
+
+    Returns:
+        A :class:`ScopeError` or :class:`ShapeError`, or ``err`` itself when it is
+        none of the known variable-store errors.
+    """
+    text = str(err)
+    if "already exists, disallowed" in text:
+        return ScopeError(
+            f"{owner}: expected no variable {name} yet (reuse=False), found it already "
+            "exists; pass reuse=True to share it, or build under another scope"
+        )
+    if "does not exist, or was not created" in text:
+        return ScopeError(
+            f"{owner}: expected variable {name} to exist (reuse=True), found none; build "
+            "this scope once with reuse=False first, or pass "
+            "reuse=tf.compat.v1.AUTO_REUSE"
+        )
+    found = re.search(r"found shape (\(.*?\)|\[.*?\])", text)
+    if "Trying to share variable" in text and found:
+        return ShapeError(
+            f"{owner}: expected variable {name} with shape {shape}, found shape "
+            f"{found.group(1)}; build with the sizes it was created with, or use "
+            "another scope"
+        )
+    return err

@@ -1,0 +1,59 @@
+"""Shared fixtures: a fresh default graph, small IDX files, the real MNIST test split."""
+
+import os
+import pathlib
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from zoo.data import FILES, write_idx  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"
+
+
+@pytest.fixture
+def graph():
+    """A new graph as the default for the test's duration."""
+    with tf.Graph().as_default() as g:
+        yield g
+
+
+def make_idx_dir(directory, n_train, n_test, seed=0, gz=True):
+    """Writes the four IDX files of a small synthetic MNIST-like set.
+
+    Each class is a distinct bright stripe pattern plus noise, so a classifier
+    can learn it. Returns the directory.
+    """
+    rng = np.random.default_rng(seed)
+    suffix = ".gz" if gz else ""
+    for split, n in (("train", n_train), ("test", n_test)):
+        if n == 0:
+            continue
+        labels = rng.integers(0, 10, size=n).astype(np.uint8)
+        images = rng.integers(0, 60, size=(n, 28, 28)).astype(np.uint8)
+        for i, label in enumerate(labels):
+            images[i, 2 * label : 2 * label + 3, :] = 255
+        images_name, labels_name = FILES[split]
+        write_idx(os.path.join(directory, images_name + suffix), images)
+        write_idx(os.path.join(directory, labels_name + suffix), labels)
+    return str(directory)
+
+
+@pytest.fixture
+def tiny_data_dir(tmp_path):
+    """A directory of small synthetic IDX files: 1,200 train, 300 test."""
+    directory = tmp_path / "data"
+    directory.mkdir()
+    return make_idx_dir(directory, 1200, 300)
+
+
+@pytest.fixture
+def mnist_test_dir():
+    """The real MNIST test split in ../shared/data/mnist, or a skip."""
+    if not (SHARED_MNIST / "t10k-images-idx3-ubyte.gz").exists():
+        pytest.skip(f"real MNIST test split not found at {SHARED_MNIST}")
+    return str(SHARED_MNIST)

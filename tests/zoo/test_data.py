@@ -1,0 +1,173 @@
+"""The IDX reader, the directory loader, the batch iterator and the offline tfds path."""
+
+import gzip
+import hashlib
+import os
+
+import numpy as np
+import pytest
+
+from layers import DataError
+from tests.conftest import make_idx_dir
+from zoo import data
+from zoo.data import DataSet, load_mnist, read_idx, write_idx
+
+
+def test_round_trip_raw_and_gz(tmp_path):
+    images = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    for name in ("a.idx", "a.idx.gz"):
+        write_idx(tmp_path / name, images)
+        np.testing.assert_array_equal(read_idx(str(tmp_path / name), 3), images)
+
+
+def test_truncated_file(tmp_path):
+    path = tmp_path / "t.idx"
+    write_idx(path, np.zeros((3, 28, 28), np.uint8))
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(
+        DataError, match=r"t.idx: expected 2352 data bytes .*found 2342.*truncated"
+    ):
+        read_idx(str(path), 3)
+
+
+def test_truncated_header(tmp_path):
+    path = tmp_path / "h.idx"
+    path.write_bytes(b"\x00\x00\x08\x03\x00\x00")
+    with pytest.raises(DataError, match="expected a 16-byte IDX header, found 6 bytes"):
+        read_idx(str(path), 3)
+
+
+def test_trailing_bytes(tmp_path):
+    path = tmp_path / "l.idx"
+    write_idx(path, np.zeros(4, np.uint8))
+    path.write_bytes(path.read_bytes() + b"x")
+    with pytest.raises(DataError, match="expected 4 data bytes for shape .*found more"):
+        read_idx(str(path), 1)
+
+
+def test_wrong_magic(tmp_path):
+    path = tmp_path / "labels.idx"
+    write_idx(path, np.zeros(4, np.uint8))
+    with pytest.raises(
+        DataError, match=r"expected IDX magic number 0x00000803 .*found 0x00000801"
+    ):
+        read_idx(str(path), 3)
+
+
+def test_corrupt_gzip(tmp_path):
+    path = tmp_path / "bad.gz"
+    path.write_bytes(b"not gzip at all")
+    with pytest.raises(DataError, match="bad.gz: expected a readable IDX file"):
+        read_idx(str(path), 1)
+
+
+def test_write_rejects_other_dtypes(tmp_path):
+    with pytest.raises(DataError, match="expected a uint8 array of 1 or 3 dimensions"):
+        write_idx(tmp_path / "f", np.zeros(3, np.float32))
+
+
+def test_load_directory(tmp_path):
+    make_idx_dir(tmp_path, n_train=50, n_test=20, gz=False)
+    sets = load_mnist(data_dir=str(tmp_path), validation=10)
+    assert (
+        sets.train.num_examples,
+        sets.validation.num_examples,
+        sets.test.num_examples,
+    ) == (
+        40,
+        10,
+        20,
+    )
+    assert sets.train.images.dtype == np.float32 and sets.train.images.shape == (40, 784)
+    assert 0.0 <= sets.train.images.min() and sets.train.images.max() <= 1.0
+    assert sets.train.labels.shape == (40, 10) and (sets.train.labels.sum(1) == 1).all()
+    plain = load_mnist(data_dir=str(tmp_path), validation=10, one_hot=False)
+    np.testing.assert_array_equal(plain.test.labels, sets.test.labels.argmax(1))
+
+
+def test_env_variable_source(tmp_path, monkeypatch):
+    make_idx_dir(tmp_path, n_train=0, n_test=5)
+    monkeypatch.setenv("ZOO_DATA_DIR", str(tmp_path))
+    sets = load_mnist()
+    assert sets.source == str(tmp_path) and sets.test.num_examples == 5
+    assert sets.train.num_examples == 0
+    with pytest.raises(DataError, match=r"next_batch: expected 0 < batch_size <= 0"):
+        sets.train.next_batch(1)
+
+
+def test_count_mismatch(tmp_path):
+    make_idx_dir(tmp_path, n_train=0, n_test=5)
+    write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.zeros(4, np.uint8))
+    with pytest.raises(DataError, match="expected 5 labels .*found 4"):
+        load_mnist(data_dir=str(tmp_path))
+
+
+def test_label_out_of_range(tmp_path):
+    make_idx_dir(tmp_path, n_train=0, n_test=5)
+    write_idx(tmp_path / "t10k-labels-idx1-ubyte.gz", np.full(5, 12, np.uint8))
+    with pytest.raises(DataError, match=r"expected labels 0..9, found 12"):
+        load_mnist(data_dir=str(tmp_path))
+
+
+def test_missing_partner_and_empty_dir(tmp_path):
+    with pytest.raises(DataError, match="expected at least t10k-images-idx3-ubyte"):
+        load_mnist(data_dir=str(tmp_path))
+    make_idx_dir(tmp_path, n_train=0, n_test=5)
+    os.remove(tmp_path / "t10k-labels-idx1-ubyte.gz")
+    with pytest.raises(
+        DataError, match="expected t10k-labels-idx1-ubyte.*beside its partner"
+    ):
+        load_mnist(data_dir=str(tmp_path))
+
+
+def test_missing_directory_and_unknown_dataset(tmp_path):
+    with pytest.raises(DataError, match="nope: expected a directory of MNIST IDX files"):
+        load_mnist(data_dir=str(tmp_path / "nope"))
+    with pytest.raises(
+        DataError, match=r"expected dataset in \('mnist', 'fashion_mnist'\)"
+    ):
+        load_mnist("cifar10", data_dir=str(tmp_path))
+
+
+def test_too_large_validation(tmp_path):
+    make_idx_dir(tmp_path, n_train=20, n_test=5)
+    with pytest.raises(DataError, match="expected at most 20 validation examples"):
+        load_mnist(data_dir=str(tmp_path), validation=30)
+
+
+def test_offline_tfds_fails_fast(monkeypatch, tmp_path):
+    monkeypatch.delenv("ZOO_DATA_DIR", raising=False)
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path))  # nothing prepared there
+    monkeypatch.setattr(data, "network_reachable", lambda: False)
+    with pytest.raises(DataError, match=r"tfds:mnist: .*found neither; pass data_dir"):
+        load_mnist("mnist")
+
+
+def test_batches_cover_each_epoch_and_are_seeded():
+    images = np.arange(10, dtype=np.float32)[:, None]
+    ds = DataSet(images, images.copy(), seed=3)
+    epoch = np.concatenate([ds.next_batch(4)[0], ds.next_batch(4)[0]])
+    rest, _ = ds.next_batch(4)  # 2 left in epoch 0, then 2 from epoch 1
+    assert sorted(np.concatenate([epoch, rest[:2]]).ravel()) == list(range(10))
+    assert ds.state() == {"epoch": 1, "position": 2}
+    again = DataSet(images, images.copy(), seed=3)
+    again.restore({"epoch": 1, "position": 2})
+    np.testing.assert_array_equal(ds.next_batch(5)[0], again.next_batch(5)[0])
+    other = DataSet(images, images.copy(), seed=4)
+    assert not np.array_equal(
+        other.next_batch(10)[0], DataSet(images, images, seed=3).next_batch(10)[0]
+    )
+
+
+def test_real_mnist_test_split(mnist_test_dir):
+    for name, md5 in (
+        ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
+        ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
+    ):
+        with open(os.path.join(mnist_test_dir, name), "rb") as f:
+            assert hashlib.md5(f.read()).hexdigest() == md5
+    sets = load_mnist(data_dir=mnist_test_dir)
+    assert sets.test.images.shape == (10000, 784)
+    assert np.bincount(sets.test.labels.argmax(1)).min() > 800
+    with gzip.open(os.path.join(mnist_test_dir, "t10k-labels-idx1-ubyte.gz")) as f:
+        assert f.read(8)[4:] == (10000).to_bytes(4, "big")

@@ -1,0 +1,199 @@
+"""Builders: the variable-name contract, reuse, averaging, errors, real-data training."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo
+from layers import EagerError, ScopeError, ShapeError, ZooError
+from zoo import autoencoder, get_model, mlp_classifier, model_average
+from zoo.data import load_mnist
+
+v1 = tf.compat.v1
+
+
+def names():
+    return sorted(v.name for v in v1.trainable_variables())
+
+
+def placeholders(n_in=784, n_classes=10):
+    return (
+        v1.placeholder(tf.float32, [None, n_in]),
+        v1.placeholder(tf.float32, [None, n_classes]),
+    )
+
+
+def test_tied_autoencoder_variables(graph):
+    x, _ = placeholders()
+    ae = autoencoder(x, tied=True, scope="ae", n_hidden=625)
+    assert names() == ["ae/decoder/b:0", "ae/encoder/W:0", "ae/encoder/b:0"]
+    assert ae.decoder.tied_weight is ae.encoder.w
+    assert ae.decoded.shape.as_list() == [None, 784] and ae.encoded.shape.as_list() == [
+        None,
+        625,
+    ]
+
+
+def test_untied_autoencoder_variables(graph):
+    x, _ = placeholders()
+    ae = autoencoder(x, tied=False, scope="ae")
+    assert "ae/decoder/W:0" in names() and len(names()) == 4
+    assert ae.decoder.w.shape == (625, 784)
+
+
+def test_autoencoder_loss_matches_numpy(graph):
+    x, _ = placeholders(n_in=6)
+    ae = autoencoder(x, tied=True, n_hidden=3)
+    xv = np.random.default_rng(1).random((4, 6)).astype(np.float32)
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        loss, decoded = sess.run([ae.loss, ae.decoded], {x: xv})
+    expected = -np.mean(xv * np.log(decoded) + (1 - xv) * np.log(1 - decoded))
+    np.testing.assert_allclose(loss, expected, rtol=1e-5)
+
+
+def test_autoencoder_reuse_shares(graph):
+    x, _ = placeholders()
+    first = autoencoder(x, scope="ae")
+    second = autoencoder(x, scope="ae", reuse=True)
+    assert len(names()) == 3 and second.encoder.w is first.encoder.w
+
+
+def test_mlp_reuse_adds_nothing_new_scope_doubles(graph):
+    x, y = placeholders()
+    m1 = mlp_classifier(x, y, scope="mlp1", hidden=(625, 625), l2=0.01)
+    assert names() == sorted(
+        f"mlp1/{n}:0" for n in ("W_hid_1", "b_hid_1", "W_hid_2", "b_hid_2", "W_RO", "b_RO")
+    )
+    m2 = mlp_classifier(x, y, scope="mlp1", reuse=True)
+    assert len(names()) == 6
+    assert all(a.w is b.w for a, b in zip(m1.layers, m2.layers, strict=True))
+    mlp_classifier(x, y, scope="mlp2")
+    assert len(names()) == 12
+
+
+def test_auto_reuse_creates_then_shares(graph):
+    x, y = placeholders()
+    mlp_classifier(x, y, scope="m", reuse=v1.AUTO_REUSE)
+    mlp_classifier(x, y, scope="m", reuse=v1.AUTO_REUSE)
+    assert len(names()) == 6
+
+
+def test_mlp_loss_and_accuracy_match_numpy(graph):
+    x, y = placeholders(n_in=5, n_classes=3)
+    m = mlp_classifier(x, y, hidden=(4,), l2=0.5)
+    rng = np.random.default_rng(2)
+    xv = rng.random((6, 5)).astype(np.float32)
+    yv = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)]
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        loss, acc, y_pred, w1 = sess.run(
+            [m.loss, m.accuracy, m.y_pred, m.layers[0].w], {x: xv, y: yv}
+        )
+    expected = -np.sum(yv * np.log(y_pred)) + 0.5 * np.sum(w1**2) / 2
+    np.testing.assert_allclose(loss, expected, rtol=1e-4)
+    assert acc == pytest.approx(np.mean(y_pred.argmax(1) == yv.argmax(1)))
+
+
+def test_model_average_is_mean_of_softmaxes(graph):
+    x, y = placeholders(n_in=5, n_classes=3)
+    m1 = mlp_classifier(x, y, scope="a", hidden=(4,))
+    m2 = mlp_classifier(x, y, scope="b", hidden=(4,))
+    avg = model_average([m1, m2], y)
+    xv = np.random.default_rng(3).random((4, 5)).astype(np.float32)
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        p1, p2, pa = sess.run([m1.y_pred, m2.y_pred, avg.y_pred], {x: xv})
+    np.testing.assert_allclose(pa, (p1 + p2) / 2, rtol=1e-6)
+
+
+def test_model_average_errors(graph):
+    x, y = placeholders(n_in=5, n_classes=3)
+    m1 = mlp_classifier(x, y, scope="a", hidden=(4,))
+    with pytest.raises(
+        ZooError, match="model_average: expected at least 2 models, found 1"
+    ):
+        model_average([m1], y)
+    y4 = v1.placeholder(tf.float32, [None, 4])
+    m2 = mlp_classifier(x, y4, scope="b", hidden=(4,))
+    with pytest.raises(ShapeError, match="model_average: expected outputs of one shape"):
+        model_average([m1, m2], y)
+
+
+def test_reuse_true_before_build(graph):
+    x, y = placeholders()
+    with pytest.raises(
+        ScopeError, match=r"mlp1/W_hid_1 to exist \(reuse=True\), found none"
+    ):
+        mlp_classifier(x, y, scope="mlp1", reuse=True)
+
+
+def test_second_build_without_reuse(graph):
+    x, _ = placeholders()
+    autoencoder(x, scope="ae")
+    with pytest.raises(
+        ScopeError, match=r"ae/encoder: expected no variable ae/encoder/W yet"
+    ):
+        autoencoder(x, scope="ae")
+
+
+def test_bad_reuse_and_scope_values(graph):
+    x, _ = placeholders()
+    with pytest.raises(ScopeError, match=r"ae: expected reuse in .*found 'yes'"):
+        autoencoder(x, scope="ae", reuse="yes")
+    with pytest.raises(
+        ScopeError, match="expected scope to be a non-empty string, found ''"
+    ):
+        autoencoder(x, scope="")
+
+
+def test_input_without_static_width(graph):
+    x = v1.placeholder(tf.float32, [None, None])
+    with pytest.raises(
+        ShapeError, match=r"ae: expected x of shape \[batch, n\] with n known"
+    ):
+        autoencoder(x, scope="ae")
+
+
+def test_builder_called_eagerly_raises():
+    with pytest.raises(EagerError, match=r"ae: expected a graph .*zoo.share"):
+        autoencoder(tf.zeros([2, 784]), scope="ae")
+
+
+def test_registry():
+    assert get_model("autoencoder") is autoencoder
+    assert set(zoo.MODELS) >= {"autoencoder", "mlp_classifier"}
+    with pytest.raises(ZooError, match="Name of model unknown: 'resnet'"):
+        get_model("resnet")
+
+
+def test_import_leaves_tensorflow_alone():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tensorflow as tf, layers, zoo\n"
+        "assert tf.executing_eagerly()\n"
+        "assert 'tensorflow_datasets' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow
+def test_mlp_learns_real_mnist(graph, mnist_test_dir):
+    """Trained on 8,000 real test digits, >= 0.90 accuracy on the other 2,000."""
+    data = load_mnist(data_dir=mnist_test_dir).test
+    train = type(data)(data.images[:8000], data.labels[:8000], seed=0)
+    held_x, held_y = data.images[8000:], data.labels[8000:]
+    v1.set_random_seed(0)
+    x, y = placeholders()
+    model = mlp_classifier(x, y, scope="mlp", hidden=(256, 256), l2=0.001)
+    evaluation = mlp_classifier(x, y, scope="mlp", reuse=True, hidden=(256, 256))
+    step = v1.train.AdamOptimizer(1e-3).minimize(model.loss)
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        for _ in range(800):
+            bx, by = train.next_batch(100)
+            sess.run(step, {x: bx, y: by})
+        accuracy = sess.run(evaluation.accuracy, {x: held_x, y: held_y})
+    assert accuracy >= 0.90

@@ -1,0 +1,33 @@
+"""Model builders with ``scope`` and ``reuse``, and the registry name -> builder."""
+
+from layers.errors import ZooError
+from zoo.models.autoencoder import Autoencoder, autoencoder
+from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+
+MODELS = {
+    "autoencoder": autoencoder,
+    "mlp_classifier": mlp_classifier,
+}
+
+
+def get_model(name):
+    """Returns the builder registered as ``name``.
+
+    Raises:
+        ZooError: the name is not in :data:`MODELS`.
+    """
+    if name not in MODELS:
+        raise ZooError(f"Name of model unknown: {name!r}; expected one of {sorted(MODELS)}")
+    return MODELS[name]
+
+
+__all__ = [
+    "MODELS",
+    "Autoencoder",
+    "Average",
+    "Classifier",
+    "autoencoder",
+    "get_model",
+    "mlp_classifier",
+    "model_average",
+]

@@ -1,0 +1,84 @@
+"""The seeds' 784-625-784 sigmoid autoencoder, tied or untied.
+
+Usage::
+
+    ae = autoencoder(x, tied=True, scope="ae")  # ae/encoder/{W,b}, ae/decoder/b
+    train = tf.compat.v1.train.AdagradOptimizer(0.1).minimize(ae.loss)
+    ae_eval = autoencoder(x_test, tied=True, scope="ae", reuse=True)   # nothing new
+"""
+
+import dataclasses
+
+import tensorflow as tf
+
+from layers import Decoder, Encoder
+from zoo.models.scoping import builder_scope, input_width
+
+
+@dataclasses.dataclass(frozen=True)
+class Autoencoder:
+    """What :func:`autoencoder` builds.
+
+    Attributes:
+        encoded: hidden code [batch, n_hidden].
+        decoded: reconstruction in (0, 1) [batch, n_in].
+        logits: reconstruction before the sigmoid.
+        loss: mean elementwise binary cross-entropy (a scalar).
+        encoder: the :class:`layers.Encoder`.
+        decoder: the :class:`layers.Decoder`.
+        scope_name: the full variable scope.
+    """
+
+    encoded: tf.Tensor
+    decoded: tf.Tensor
+    logits: tf.Tensor
+    loss: tf.Tensor
+    encoder: Encoder
+    decoder: Decoder
+    scope_name: str
+
+
+def autoencoder(x, tied=True, scope="ae", reuse=False, n_hidden=625, **layer_kwargs):
+    """Builds encoder and decoder under ``scope``.
+
+    Args:
+        x: inputs [batch, n_in] in [0, 1], n_in known statically.
+        tied: decoder reads ``<scope>/encoder/W`` transposed instead of its own W.
+        scope: variable scope of the model.
+        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
+        n_hidden: width of the code.
+        **layer_kwargs: ``activation``, ``w_init``, ``b_init`` for both layers.
+
+    Returns:
+        :class:`Autoencoder`.
+
+    Raises:
+        ScopeError: reuse=True before the scope was built, or a second build
+            without reuse.
+        ShapeError: ``x`` is not [batch, n] with n known.
+        EagerError: called eagerly outside ``zoo.share`` or a template.
+    """
+    with builder_scope(scope, reuse) as var_scope:
+        n_in = input_width(var_scope.name, x, "x")
+        encoder = Encoder(x, n_in, n_hidden, scope="encoder", **layer_kwargs)
+        decoder = Decoder(
+            encoder.output,
+            n_hidden,
+            n_in,
+            scope="decoder",
+            tie_to="encoder" if tied else None,
+            **layer_kwargs,
+        )
+        loss = tf.reduce_mean(
+            tf.nn.sigmoid_cross_entropy_with_logits(labels=x, logits=decoder.logits),
+            name="loss",
+        )
+    return Autoencoder(
+        encoded=encoder.output,
+        decoded=decoder.output,
+        logits=decoder.logits,
+        loss=loss,
+        encoder=encoder,
+        decoder=decoder,
+        scope_name=var_scope.name,
+    )

@@ -1,0 +1,134 @@
+"""The seeds' MLP classifier (ReLU hidden layers, softmax read-out) and model averaging.
+
+Usage::
+
+    m1 = mlp_classifier(x, y, scope="mlp1")              # mlp1/W_hid_1 ... mlp1/b_RO
+    m2 = mlp_classifier(x, y, scope="mlp1", reuse=True)  # the same six variables
+    m3 = mlp_classifier(x, y, scope="mlp2")              # an independent network
+    avg = model_average([m1, m3], y)                     # mean of the softmaxes
+"""
+
+import dataclasses
+
+import tensorflow as tf
+
+from layers import FullConnected, ReadOut
+from layers.errors import ShapeError, ZooError
+from zoo.models.scoping import builder_scope, input_width
+
+
+@dataclasses.dataclass(frozen=True)
+class Classifier:
+    """What :func:`mlp_classifier` builds.
+
+    Attributes:
+        y_pred: class probabilities [batch, n_classes].
+        logits: read-out before the softmax.
+        loss: cross-entropy summed over the batch + l2 * sum of hidden l2_loss.
+        accuracy: fraction of argmax(y_pred) == argmax(y) (a scalar).
+        layers: the hidden layers then the read-out.
+        scope_name: the full variable scope.
+    """
+
+    y_pred: tf.Tensor
+    logits: tf.Tensor
+    loss: tf.Tensor
+    accuracy: tf.Tensor
+    layers: tuple
+    scope_name: str
+
+
+def accuracy_of(y_pred, y):
+    """Returns the fraction of rows whose argmax agrees (a scalar tensor)."""
+    correct = tf.equal(tf.argmax(y_pred, 1), tf.argmax(y, 1))
+    return tf.reduce_mean(tf.cast(correct, tf.float32), name="accuracy")
+
+
+def mlp_classifier(
+    x, y, scope="mlp", reuse=False, hidden=(625, 625), l2=0.01, keep_prob=None
+):
+    """Builds ``x -> ReLU hidden layers -> softmax`` under ``scope``.
+
+    Variables are ``W_hid_i``/``b_hid_i`` per hidden layer and ``W_RO``/``b_RO``.
+
+    Args:
+        x: inputs [batch, n_in], n_in known statically.
+        y: one-hot labels [batch, n_classes].
+        scope: variable scope of the model.
+        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
+        hidden: widths of the hidden layers.
+        l2: weight of the hidden weights' ``l2_loss`` (a number or a scalar tensor).
+        keep_prob: dropout keep probability after each hidden layer (a number or a
+            scalar tensor); None for no dropout.
+
+    Returns:
+        :class:`Classifier`.
+
+    Raises:
+        ScopeError, ShapeError, EagerError: as :func:`zoo.autoencoder`.
+    """
+    with builder_scope(scope, reuse) as var_scope:
+        width = input_width(var_scope.name, x, "x")
+        n_classes = input_width(var_scope.name, y, "one-hot labels y")
+        hidden_layers = []
+        h = x
+        for i, n_out in enumerate(hidden, start=1):
+            layer = FullConnected(h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"))
+            hidden_layers.append(layer)
+            h, width = layer.output, n_out
+            if keep_prob is not None:
+                h = tf.nn.dropout(h, rate=1.0 - keep_prob)
+        readout = ReadOut(h, width, n_classes, names=("W_RO", "b_RO"))
+        cross_entropy = tf.reduce_sum(
+            tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits)
+        )
+        l2_sum = tf.add_n([tf.nn.l2_loss(layer.w) for layer in hidden_layers])
+        loss = tf.add(cross_entropy, l2 * l2_sum, name="loss")
+        accuracy = accuracy_of(readout.output, y)
+    return Classifier(
+        y_pred=readout.output,
+        logits=readout.logits,
+        loss=loss,
+        accuracy=accuracy,
+        layers=(*hidden_layers, readout),
+        scope_name=var_scope.name,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Average:
+    """What :func:`model_average` builds: ``y_pred`` and ``accuracy``."""
+
+    y_pred: tf.Tensor
+    accuracy: tf.Tensor
+
+
+def model_average(models, y):
+    """Averages the softmax outputs of several classifiers.
+
+    Args:
+        models: classifiers with ``y_pred`` [batch, n_classes] of one shape.
+        y: one-hot labels [batch, n_classes].
+
+    Returns:
+        :class:`Average`.
+
+    Raises:
+        ZooError: fewer than two models.
+        ShapeError: the models' outputs differ in shape.
+    """
+    models = list(models)
+    if len(models) < 2:
+        raise ZooError(
+            f"model_average: expected at least 2 models, found {len(models)}; pass a "
+            "list of classifiers"
+        )
+    shapes = {str(m.y_pred.shape[1:]) for m in models}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"model_average: expected outputs of one shape, found {sorted(shapes)}; "
+            "average classifiers over the same classes"
+        )
+    with tf.name_scope("model_average"):
+        y_pred = tf.reduce_mean(tf.stack([m.y_pred for m in models]), axis=0)
+        return Average(y_pred=y_pred, accuracy=accuracy_of(y_pred, y))

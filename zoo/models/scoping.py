@@ -1,0 +1,55 @@
+"""The one ``scope``/``reuse`` entry every zoo builder goes through."""
+
+import contextlib
+
+import tensorflow as tf
+
+from layers.errors import ScopeError, ShapeError
+from layers.variables import require_graph
+
+AUTO_REUSE = tf.compat.v1.AUTO_REUSE
+
+
+@contextlib.contextmanager
+def builder_scope(scope, reuse):
+    """Opens ``variable_scope(scope, reuse=reuse)`` after checking both.
+
+    Args:
+        scope: non-empty scope name, relative to the current scope.
+        reuse: False/None (create), True (share existing), or ``AUTO_REUSE``.
+
+    Yields:
+        The ``VariableScope``.
+
+    Raises:
+        ScopeError: a bad scope name or reuse value.
+        EagerError: called eagerly outside a sharing template.
+    """
+    if not isinstance(scope, str) or not scope.strip("/"):
+        raise ScopeError(
+            f"builder: expected scope to be a non-empty string, found {scope!r}; "
+            "pass scope='name'"
+        )
+    if not any(reuse is allowed for allowed in (True, False, None, AUTO_REUSE)):
+        raise ScopeError(
+            f"{scope}: expected reuse in (False, True, tf.compat.v1.AUTO_REUSE), found "
+            f"{reuse!r}; pass one of those"
+        )
+    require_graph(scope)
+    with tf.compat.v1.variable_scope(scope, reuse=reuse) as var_scope:
+        yield var_scope
+
+
+def input_width(owner, tensor, what):
+    """Returns the static last dimension of a rank-2 ``tensor``.
+
+    Raises:
+        ShapeError: rank is not 2 or the last dimension is unknown.
+    """
+    shape = tensor.shape
+    if shape.rank != 2 or shape[-1] is None:
+        raise ShapeError(
+            f"{owner}: expected {what} of shape [batch, n] with n known, found {shape}; "
+            "give the placeholder a static last dimension"
+        )
+    return shape[-1]
