@@ -6,7 +6,8 @@ DATA_DIR ?=
 ARGS ?=
 DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble
+.PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
+	experiment-sweep experiment-snapshot experiment-ps bench bench-state bench-gradients
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,3 +29,23 @@ experiment-autoencoder:
 
 experiment-ensemble:
 	$(PY) -m experiments.ensemble $(DATA_FLAGS) $(ARGS)
+
+experiment-sweep:
+	$(PY) -m experiments.sweep $(DATA_FLAGS) $(ARGS)
+
+experiment-snapshot:
+	$(PY) -m experiments.snapshot $(DATA_FLAGS) $(ARGS)
+
+WORKERS ?= 2
+experiment-ps:
+	$(PY) -m experiments.ps --workers $(WORKERS) $(DATA_FLAGS) $(ARGS)
+
+# Benchmarks: results as JSON, never timed tests.
+bench:
+	$(PY) -m experiments.bench $(DATA_FLAGS) $(ARGS)
+
+bench-state:
+	$(PY) -m experiments.bench_state $(ARGS)
+
+bench-gradients:
+	$(PY) -m experiments.bench_gradients $(DATA_FLAGS) $(ARGS)
