@@ -5,16 +5,25 @@ An experiment is a thin script::
     def main(argv=None):
         parser = runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
         args = runner.parse_args(parser, argv)
-        run = runner.RunDir(args.out or runner.default_out("autoencoder"), args.overwrite)
+        run = runner.run_dir(args, "autoencoder")   # --out, --overwrite, --resume
         data = runner.load_data(args)
         ...
+        logged, speed = runner.train_loop(
+            session, train_op, loss, data.train, args.steps, args.batch_size, feed,
+            checkpointer=run.checkpointer,
+        )
         run.write_json("results.json", results)
 
     if __name__ == "__main__":
         runner.entry_point(main)
 
 Files in the run directory are written atomically (temporary file, then rename
-in the same directory), so a crash never leaves a truncated result.
+in the same directory), so a crash never leaves a truncated result. With a
+:class:`Checkpointer`, ``train_loop`` saves variables (optimizer slots and any
+global step included), the step, the batch iterator position and the numpy and
+Python RNG states every ``--checkpoint-every`` steps; SIGINT/SIGTERM saves and
+exits with the command that resumes; ``--resume RUN_DIR`` continues where the
+run stopped, to the same final numbers; a NaN or Inf loss stops the run at once.
 """
 
 import argparse
@@ -22,10 +31,18 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
+import random
+import re
+import shlex
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
+import zipfile
 
 import numpy as np
 import tensorflow as tf
@@ -33,6 +50,40 @@ from tqdm import tqdm
 
 from layers.errors import ZooError
 from zoo.data import DATASETS, load_mnist
+
+
+class NonFiniteLossError(ZooError):
+    """The loss became NaN or Inf; the last good checkpoint is left intact.
+
+    Attributes:
+        step: the step whose loss was not finite.
+        last_finite: ``(step, loss)`` of the last finite loss seen, or None.
+        checkpoint: path prefix of the last good checkpoint, or None.
+    """
+
+    def __init__(self, message, step, last_finite, checkpoint):
+        super().__init__(message)
+        self.step, self.last_finite, self.checkpoint = step, last_finite, checkpoint
+
+
+class RunInterrupted(ZooError):
+    """SIGINT or SIGTERM stopped training after a checkpoint was written.
+
+    Attributes:
+        signum: the signal received.
+        command: the shell command that resumes the run.
+    """
+
+    def __init__(self, message, signum, command):
+        super().__init__(message)
+        self.signum, self.command = signum, command
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}; see --help\n")
 
 
 def parser(description, steps, batch_size, quick_steps=300):
@@ -44,7 +95,7 @@ def parser(description, steps, batch_size, quick_steps=300):
         batch_size: default batch size.
         quick_steps: steps used by ``--quick``.
     """
-    p = argparse.ArgumentParser(
+    p = _Parser(
         description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     p.add_argument("--steps", type=int, default=steps, help="training steps per network")
@@ -68,6 +119,20 @@ def parser(description, steps, batch_size, quick_steps=300):
         action="store_true",
         help=f"a short run ({quick_steps} steps) that checks the pipeline, for CI",
     )
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="save a checkpoint every N training steps (and at the end of each loop)",
+    )
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its last checkpoint; pass the flags "
+        "the run was started with",
+    )
     p.set_defaults(quick_steps=quick_steps)
     return p
 
@@ -76,26 +141,54 @@ def parse_args(p, argv=None):
     """Parses ``argv`` and checks the shared flags.
 
     Returns:
-        The namespace; with ``--quick``, ``steps`` is the quick step count.
+        The namespace; with ``--quick``, ``steps`` is the quick step count; with
+        ``--resume``, ``out`` is the run directory; ``argv`` holds the arguments
+        parsed (for the resume command).
 
     Raises:
-        ZooError: non-positive steps or batch size, or an unknown dataset.
+        ZooError: non-positive steps, batch size or checkpoint period, an unknown
+            dataset, or ``--resume`` with ``--overwrite``, another ``--out`` or a
+            missing directory.
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
+    args.argv = argv
     if args.quick:
         args.steps = min(args.steps, args.quick_steps)
-    for flag in ("steps", "batch_size"):
-        if getattr(args, flag) <= 0:
+    for flag in ("steps", "batch_size", "checkpoint_every"):
+        value = getattr(args, flag, 1)
+        if value <= 0:
             raise ZooError(
                 f"--{flag.replace('_', '-')}: expected a positive integer, found "
-                f"{getattr(args, flag)}; pass a value > 0"
+                f"{value}; pass a value > 0"
             )
     if args.dataset not in DATASETS:
         raise ZooError(
             f"--dataset: expected one of {', '.join(DATASETS)}, found {args.dataset!r}; "
             "pick one of those"
         )
+    if getattr(args, "resume", None):
+        _check_resume(args)
     return args
+
+
+def _check_resume(args):
+    if args.overwrite:
+        raise ZooError(
+            f"--resume {args.resume}: expected either --resume or --overwrite, found "
+            "both; drop --overwrite to continue the run, or --resume to replace it"
+        )
+    if args.out and os.path.abspath(args.out) != os.path.abspath(args.resume):
+        raise ZooError(
+            f"--resume {args.resume}: expected --out to be absent or the same directory, "
+            f"found --out {args.out}; drop --out"
+        )
+    if not os.path.isdir(args.resume):
+        raise ZooError(
+            f"--resume {args.resume}: expected an existing run directory, found none; "
+            "pass the directory the interrupted run wrote to"
+        )
+    args.out = args.resume
 
 
 def default_out(experiment):
@@ -133,19 +226,33 @@ class RunDir:
     Args:
         path: the directory; created if absent.
         overwrite: allow a directory that already holds results.
+        resume: continue the run already in ``path`` (which must exist).
+
+    Attributes:
+        path: the directory.
+        checkpointer: the run's :class:`Checkpointer` when made by :func:`run_dir`,
+            else None.
 
     Raises:
-        ZooError: the directory already holds files and ``overwrite`` is False.
+        ZooError: the directory already holds files and neither ``overwrite`` nor
+            ``resume`` is set, or ``resume`` is set and the directory is missing.
     """
 
-    def __init__(self, path, overwrite=False):
-        if os.path.isdir(path) and os.listdir(path) and not overwrite:
+    def __init__(self, path, overwrite=False, resume=False):
+        if resume and not os.path.isdir(path):
+            raise ZooError(
+                f"{path}: expected an existing run directory to resume, found none; "
+                "pass the directory the interrupted run wrote to"
+            )
+        if os.path.isdir(path) and os.listdir(path) and not (overwrite or resume):
             raise ZooError(
                 f"{path}: expected an empty or new run directory, found existing files; "
-                "pass --overwrite to replace them, or choose another --out"
+                f"pass --resume {path} to continue that run, --overwrite to replace it, "
+                "or choose another --out"
             )
         os.makedirs(path, exist_ok=True)
         self.path = path
+        self.checkpointer = None
 
     def file(self, name):
         """Returns the path of ``name`` inside the run directory."""
@@ -180,12 +287,324 @@ class RunDir:
         )
 
 
+def run_dir(args, experiment):
+    """Returns the :class:`RunDir` the flags name, with its :class:`Checkpointer`.
+
+    Args:
+        args: the namespace of :func:`parse_args` (``out``, ``overwrite``,
+            ``resume``, ``checkpoint_every``).
+        experiment: the name used by :func:`default_out` when ``--out`` is absent.
+
+    Raises:
+        ZooError: as :class:`RunDir`.
+
+    Usage::
+
+        run = runner.run_dir(args, "autoencoder")
+        runner.train_loop(..., checkpointer=run.checkpointer)
+    """
+    resume = bool(getattr(args, "resume", None))
+    run = RunDir(args.out or default_out(experiment), args.overwrite, resume=resume)
+    run.checkpointer = Checkpointer(run, args)
+    return run
+
+
 def _json_default(value):
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+PARTIAL = "partial.json"
+_STATE = "__state__"
+_STATE_FIELDS = (
+    "step",
+    "batch_size",
+    "seed",
+    "examples",
+    "data",
+    "rng",
+    "logged",
+    "seconds",
+)
+_VARIABLE = "var:"
+
+
+class Checkpointer:
+    """Checkpoints the training loops of one run in ``<run>/checkpoints``.
+
+    Pass the same Checkpointer to every :func:`train_loop` of the run. Loops are
+    numbered in call order, each with its own checkpoint ``NN-<desc>.npz``, so a
+    resumed run restores the loops that had finished (variables and all) without
+    training them again and continues the one that was interrupted.
+
+    A checkpoint is one file: the value of every initialized global variable
+    (weights, optimizer slots, a global step if any) under its name, and the
+    step, the batch iterator position, the numpy and Python RNG states and the
+    losses logged so far. It is written to a temporary file and renamed over the
+    previous one, so a crash while saving leaves the previous checkpoint whole.
+    Saving and restoring add no op to the graph: finalized graphs work.
+
+    Stateful TensorFlow random ops (``tf.nn.dropout``) restart their stream in
+    the resumed session, so only runs without them resume to identical numbers.
+
+    Args:
+        run: the :class:`RunDir`.
+        args: the namespace of :func:`parse_args` (``checkpoint_every``, ``resume``,
+            ``argv``).
+
+    Usage::
+
+        checkpointer = runner.Checkpointer(run, args)
+        runner.train_loop(..., checkpointer=checkpointer)
+    """
+
+    def __init__(self, run, args):
+        self.run = run
+        self.every = getattr(args, "checkpoint_every", 1000)
+        self.resume = bool(getattr(args, "resume", None))
+        self.command = _resume_command(getattr(args, "argv", sys.argv[1:]), run.path)
+        self.root = run.file("checkpoints")
+        self.loops = 0
+        if self.resume:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(run.file(PARTIAL))
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def open(self, session, batches, desc, steps, batch_size):
+        """Returns the checkpoint of the next training loop (used by train_loop)."""
+        name = f"{self.loops:02d}-{re.sub(r'[^A-Za-z0-9_.=-]+', '_', desc)}.npz"
+        self.loops += 1
+        return _LoopCheckpoint(
+            self, os.path.join(self.root, name), session, batches, desc, steps, batch_size
+        )
+
+
+class _LoopCheckpoint:
+    """Saves and restores one training loop; see :class:`Checkpointer`."""
+
+    def __init__(self, owner, path, session, batches, desc, steps, batch_size):
+        self.owner, self.path = owner, path
+        self.session, self.batches = session, batches
+        self.desc, self.steps, self.batch_size = desc, steps, batch_size
+        self.variables = _initialized_variables(session, desc)
+        self.step = None
+
+    @property
+    def last(self):
+        """Path of the last good checkpoint of this loop, or None."""
+        return self.path if self.step is not None else None
+
+    def restore(self):
+        """Restores the loop's checkpoint when resuming and there is one.
+
+        Returns:
+            ``(step, logged, seconds)``: where to continue, the losses logged so
+            far and the training time spent; ``(0, [], 0.0)`` without checkpoint.
+
+        Raises:
+            ZooError: the checkpoint is unreadable, of another model, or was
+                written with another batch size, seed, data or a larger --steps.
+        """
+        if not self.owner.resume or not os.path.exists(self.path):
+            return 0, [], 0.0
+        values, state = _read_checkpoint(self.path)
+        self._check_compatible(state)
+        _check_variables(self.path, values, self.variables)
+        self.session.run(
+            [v.initializer for v in self.variables],
+            {v.initializer.inputs[1]: values[v.op.name] for v in self.variables},
+        )
+        self.batches.restore(state["data"])
+        _set_rng_state(state["rng"])
+        self.step = state["step"]
+        return self.step, [tuple(pair) for pair in state["logged"]], state["seconds"]
+
+    def _check_compatible(self, state):
+        found = (
+            ("--batch-size", state["batch_size"], self.batch_size),
+            ("--seed", state["seed"], self.batches.seed),
+            (
+                "training examples (--dataset, --data-dir)",
+                state["examples"],
+                self.batches.num_examples,
+            ),
+        )
+        for what, saved, now in found:
+            if saved != now:
+                raise ZooError(
+                    f"{self.path}: expected {what} {saved} as when the checkpoint was "
+                    f"written, found {now}; resume with the flags and data of the "
+                    "interrupted run"
+                )
+        if state["step"] > self.steps:
+            raise ZooError(
+                f"{self.path}: expected --steps of at least {state['step']} (the "
+                f"checkpoint's step), found {self.steps}; resume with the flags of the "
+                "interrupted run"
+            )
+
+    def save(self, step, logged, seconds):
+        """Replaces the loop's checkpoint, atomically, by one at ``step``."""
+        if step == self.step:
+            return
+        state = {
+            "step": step,
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "seed": self.batches.seed,
+            "examples": self.batches.num_examples,
+            "data": self.batches.state(),
+            "rng": _rng_state(),
+            "logged": logged,
+            "seconds": seconds,
+        }
+        values = self.session.run(self.variables)
+        arrays = {
+            _VARIABLE + v.op.name: x for v, x in zip(self.variables, values, strict=True)
+        }
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays, **{_STATE: np.array(json.dumps(state))})
+        os.makedirs(self.owner.root, exist_ok=True)
+        atomic_write(self.path, buffer.getvalue())
+        self.step = step
+
+    def interrupted(self, signum, step, logged):
+        """Writes the partial results and returns the :class:`RunInterrupted` to raise."""
+        run, command = self.owner.run, self.owner.command
+        run.write_json(
+            PARTIAL,
+            {
+                "loop": self.desc,
+                "step": step,
+                "steps": self.steps,
+                "checkpoint": self.last,
+                "logged": logged,
+                "resume": command,
+            },
+        )
+        return RunInterrupted(
+            f"{self.desc}: interrupted by {signal.Signals(signum).name} at step {step} of "
+            f"{self.steps}; checkpoint {self.last} and partial results "
+            f"{run.file(PARTIAL)} written; resume with: {command}",
+            signum,
+            command,
+        )
+
+
+def _resume_command(argv, run_path):
+    """Returns the shell command that repeats ``argv`` with ``--resume run_path``."""
+    kept, skip = [], False
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if skip or arg == "--overwrite" or flag in ("--out", "--resume"):
+            skip = flag in ("--out", "--resume") and "=" not in arg
+            continue
+        kept.append(arg)
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    program = ["-m", spec.name] if spec else [sys.argv[0]]
+    return shlex.join(["python", *program, *kept, "--resume", run_path])
+
+
+def _initialized_variables(session, desc):
+    """The graph's global variables that hold a value (reading them adds no op)."""
+    initialized = []
+    for variable in session.graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES):
+        with contextlib.suppress(tf.errors.FailedPreconditionError):
+            session.run(variable)
+            initialized.append(variable)
+    if not initialized:
+        raise ZooError(
+            f"{desc}: expected initialized variables to checkpoint, found none; run the "
+            "variable initializer before train_loop"
+        )
+    return initialized
+
+
+def _read_checkpoint(path):
+    """Returns ``(values by variable name, state)`` of a checkpoint file."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+        state = json.loads(str(arrays.pop(_STATE)))
+        missing = [field for field in _STATE_FIELDS if field not in state]
+    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
+        problem = repr(err)
+    else:
+        if not missing:
+            values = {k[len(_VARIABLE) :]: v for k, v in arrays.items()}
+            return values, state
+        problem = f"a state without {', '.join(missing)}"
+    raise ZooError(
+        f"{path}: expected a checkpoint written by the runner, found {problem}; start "
+        "a new run with --overwrite"
+    )
+
+
+def _check_variables(path, values, variables):
+    """Raises ZooError unless ``values`` holds every variable, with its shape."""
+    missing = [v.op.name for v in variables if v.op.name not in values]
+    reshaped = [
+        f"{v.op.name} {list(values[v.op.name].shape)} (model: {v.shape.as_list()})"
+        for v in variables
+        if v.op.name in values and list(values[v.op.name].shape) != v.shape.as_list()
+    ]
+    if missing or reshaped:
+        problems = []
+        if missing:
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            problems.append(f"missing {', '.join(missing[:5])}{more}")
+        if reshaped:
+            problems.append(f"other shapes {', '.join(reshaped[:5])}")
+        raise ZooError(
+            f"{path}: expected a checkpoint of this model, found one of another model "
+            f"({'; '.join(problems)}); resume with the experiment and flags that wrote "
+            "it, or start a new run"
+        )
+
+
+def _rng_state():
+    kind, keys, position, has_gauss, gauss = np.random.get_state()
+    version, internal, gauss_next = random.getstate()
+    return {
+        "numpy": [kind, keys.tolist(), position, has_gauss, gauss],
+        "python": [version, list(internal), gauss_next],
+    }
+
+
+def _set_rng_state(state):
+    kind, keys, position, has_gauss, gauss = state["numpy"]
+    np.random.set_state((kind, np.array(keys, np.uint32), position, has_gauss, gauss))
+    version, internal, gauss_next = state["python"]
+    random.setstate((version, tuple(internal), gauss_next))
+
+
+@contextlib.contextmanager
+def _signals_caught(enabled):
+    """Collects SIGINT/SIGTERM instead of dying; a second signal acts as before."""
+    caught = []
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = {}
+
+    def restore_handlers():
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def catch(signum, frame):
+        caught.append(signum)
+        restore_handlers()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, catch)
+    try:
+        yield caught
+    finally:
+        restore_handlers()
 
 
 def train_loop(
@@ -201,53 +620,119 @@ def train_loop(
     desc="train",
     on_log=None,
     writer=None,
+    checkpointer=None,
+    nan_guard=None,
 ):
     """Runs ``steps`` training steps, fetching the loss every ``log_every`` steps.
 
+    With a ``checkpointer``, the loop first restores its last checkpoint (on
+    ``--resume``), saves one every ``checkpointer.every`` steps and at the end,
+    and on SIGINT/SIGTERM saves one, writes ``partial.json`` and raises
+    :class:`RunInterrupted`, whose message holds the command that resumes.
+
     Args:
-        session: the ``tf.compat.v1.Session``.
+        session: the ``tf.compat.v1.Session``, variables initialized.
         train_op: the op to run each step.
         loss: scalar tensor fetched at steps 0, log_every, 2*log_every, ...
+            (and at every step while the NaN guard is on).
         batches: a :class:`zoo.data.DataSet` (its ``next_batch`` is called).
         steps: number of steps.
         batch_size: examples per step.
         feed: function ``(images, labels) -> feed_dict``.
         log_every: logging period in steps.
-        desc: label of the progress bar.
+        desc: label of the progress bar and of the loop's checkpoints.
         on_log: optional ``on_log(step, loss)`` called at each logged step.
         writer: optional TensorBoard writer that receives the logged loss.
+        checkpointer: optional :class:`Checkpointer` of the run.
+        nan_guard: check the loss at every step and stop on NaN/Inf; None means
+            on exactly when a ``checkpointer`` is given.
 
     Returns:
         ``(logged, steps_per_second)``: the list of ``(step, loss)`` pairs and
-        the speed over the whole loop.
+        the speed over the whole loop (resumed parts included).
+
+    Raises:
+        NonFiniteLossError: the guard is on and the loss became NaN or Inf.
+        RunInterrupted: SIGINT/SIGTERM arrived; a checkpoint was written.
+        ZooError: the checkpoint to resume from does not fit (see
+            :class:`Checkpointer`).
     """
-    logged = []
-    start = time.perf_counter()
-    for step in tqdm(range(steps), desc=desc, disable=None, leave=False):
-        feed_dict = feed(*batches.next_batch(batch_size))
-        if step % log_every:
-            session.run(train_op, feed_dict)
-            continue
-        _, value = session.run([train_op, loss], feed_dict)
-        logged.append((step, float(value)))
-        if on_log:
-            on_log(step, float(value))
-        if writer:
-            summary = tf.compat.v1.Summary(
-                value=[
-                    tf.compat.v1.Summary.Value(
-                        tag=f"{desc}/loss", simple_value=float(value)
-                    )
-                ]
-            )
-            writer.add_summary(summary, step)
-    return logged, steps / (time.perf_counter() - start)
+    guard = checkpointer is not None if nan_guard is None else nan_guard
+    checkpoints = None
+    if checkpointer is not None:
+        checkpoints = checkpointer.open(session, batches, desc, steps, batch_size)
+    start, logged, seconds = checkpoints.restore() if checkpoints else (0, [], 0.0)
+    last_finite = None
+    began = time.perf_counter()
+    with _signals_caught(enabled=bool(checkpoints)) as caught:
+        for step in tqdm(
+            range(start, steps),
+            initial=start,
+            total=steps,
+            desc=desc,
+            disable=None,
+            leave=False,
+        ):
+            feed_dict = feed(*batches.next_batch(batch_size))
+            if step % log_every and not guard:
+                session.run(train_op, feed_dict)
+            else:
+                _, value = session.run([train_op, loss], feed_dict)
+                value = float(value)
+                if guard and not math.isfinite(value):
+                    raise _non_finite(desc, step, value, last_finite, checkpoints)
+                last_finite = (step, value)
+                if step % log_every == 0:
+                    logged.append((step, value))
+                    _report(desc, step, value, on_log, writer)
+            done = step + 1
+            if checkpoints and (done % checkpointer.every == 0 or done == steps or caught):
+                checkpoints.save(done, logged, seconds + time.perf_counter() - began)
+            if caught:
+                raise checkpoints.interrupted(caught[0], done, logged)
+    return logged, steps / (seconds + time.perf_counter() - began)
+
+
+def _report(desc, step, value, on_log, writer):
+    if on_log:
+        on_log(step, value)
+    if writer:
+        summary = tf.compat.v1.Summary(
+            value=[tf.compat.v1.Summary.Value(tag=f"{desc}/loss", simple_value=value)]
+        )
+        writer.add_summary(summary, step)
+
+
+def _non_finite(desc, step, value, last_finite, checkpoints):
+    checkpoint = checkpoints.last if checkpoints else None
+    last = (
+        f"last finite loss {last_finite[1]:.6g} at step {last_finite[0]}"
+        if last_finite
+        else "no finite loss before it"
+    )
+    kept = (
+        f"last good checkpoint {checkpoint} left intact" if checkpoint else "no checkpoint"
+    )
+    return NonFiniteLossError(
+        f"{desc}: expected a finite loss, found {value} at step {step}; {last}; {kept}; "
+        "lower the learning rate or check the input data",
+        step,
+        last_finite,
+        checkpoint,
+    )
 
 
 def entry_point(main, argv=None):
-    """Runs ``main(argv)`` and exits: 0 on success, 2 with one clear line on a zoo error."""
+    """Runs ``main(argv)`` and exits.
+
+    Exit status 0 on success; 2 with one clear line on a zoo error; 128 + the
+    signal number, with the resume command, when training was interrupted.
+    """
     try:
         code = main(argv)
+    except RunInterrupted as err:
+        print(err, file=sys.stderr)
+        sys.exit(128 + err.signum)
     except ZooError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

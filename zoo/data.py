@@ -15,8 +15,10 @@ Usage::
 
 import dataclasses
 import gzip
+import math
 import os
 import socket
+import zlib
 
 import numpy as np
 
@@ -37,9 +39,10 @@ _TFDS_HOST = ("storage.googleapis.com", 443)
 def read_idx(path, ndim):
     """Reads an IDX file of unsigned bytes, gzipped (``.gz``) or raw.
 
-    The header is checked before any data is read, and the data is read in
-    chunks up to the size the header declares, so a hostile file can neither
-    make us allocate more than it really holds nor be half-loaded.
+    The header is checked before any data is read: a raw file's declared size
+    against its length, and a gzipped file is read in chunks up to the declared
+    size, so a hostile file can neither make us allocate more than it really
+    holds nor be half-loaded. Corrupt gzip streams raise DataError too.
 
     Args:
         path: the file.
@@ -52,25 +55,33 @@ def read_idx(path, ndim):
         DataError: the file is missing, not IDX, of another type or rank,
             truncated, or longer than its header declares.
     """
-    opener = gzip.open if str(path).endswith(".gz") else open
+    gz = str(path).endswith(".gz")
     try:
-        with opener(path, "rb") as stream:
+        with (gzip.open if gz else open)(path, "rb") as stream:
             shape = _read_header(path, stream, ndim)
-            size = int(np.prod(shape, dtype=np.int64))
+            size = math.prod(shape)
+            if not gz:  # a raw file's length is known: check the shape before reading
+                held = os.fstat(stream.fileno()).st_size - stream.tell()
+                if held < size:
+                    raise _truncated(path, size, shape, held)
             payload = _read_exactly(stream, size)
             if len(payload) < size:
-                raise DataError(
-                    f"{path}: expected {size} data bytes for shape {shape}, found "
-                    f"{len(payload)}; the file is truncated, download it again"
-                )
+                raise _truncated(path, size, shape, len(payload))
             if stream.read(1):
                 raise DataError(
                     f"{path}: expected {size} data bytes for shape {shape}, found more; "
                     "the file is corrupt or not the one its name says"
                 )
-    except (OSError, EOFError, gzip.BadGzipFile) as err:
+    except (OSError, EOFError, zlib.error) as err:
         raise DataError(f"{path}: expected a readable IDX file, found {err}") from None
     return np.frombuffer(bytes(payload), dtype=np.uint8).reshape(shape)
+
+
+def _truncated(path, size, shape, found):
+    return DataError(
+        f"{path}: expected {size} data bytes for shape {shape}, found {found}; the file "
+        "is truncated, download it again"
+    )
 
 
 def _read_header(path, stream, ndim):
@@ -121,6 +132,9 @@ class DataSet:
     seed: int = 0
     epoch: int = 0
     position: int = 0
+    _order_cache: tuple = dataclasses.field(
+        default=(None, None), init=False, repr=False, compare=False
+    )
 
     @property
     def num_examples(self):
@@ -155,7 +169,14 @@ class DataSet:
         return self.images[index], self.labels[index]
 
     def _order(self):
-        return np.random.default_rng([self.seed, self.epoch]).permutation(self.num_examples)
+        """Returns the epoch's permutation, drawn once per (seed, epoch, size)."""
+        key = (self.seed, self.epoch, self.num_examples)
+        if self._order_cache[0] != key:
+            order = np.random.default_rng([self.seed, self.epoch]).permutation(
+                self.num_examples
+            )
+            self._order_cache = (key, order)
+        return self._order_cache[1]
 
     def state(self):
         """Returns the iterator state ``{"epoch": int, "position": int}``."""

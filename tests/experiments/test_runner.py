@@ -1,0 +1,341 @@
+"""The runner under faults: crashes mid-write, SIGINT/SIGTERM, NaN, foreign checkpoints.
+
+Most tests drive ``TOY``, a tiny experiment written the way real ones are (runner
+flags, RunDir, Checkpointer, train_loop), in-process; one kills it as a subprocess.
+"""
+
+import importlib.util
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from experiments import runner
+from layers.errors import ZooError
+from zoo.data import DataSet
+
+TOY = '''
+"""A toy experiment: an MLP on 64 random examples, trained in --loops loops."""
+
+import hashlib
+import os
+import signal
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from experiments import runner
+from zoo.data import DataSet
+from zoo.models.mlp import mlp_classifier
+
+
+def main(argv=None):
+    p = runner.parser("Toy classifier.", steps=40, batch_size=8)
+    p.add_argument("--loops", type=int, default=1)
+    p.add_argument("--scope", default="mlp")
+    p.add_argument("--hidden", type=int, default=16)
+    p.add_argument("--interrupt-at", type=int, default=-1, help="SIGINT at this step")
+    p.add_argument("--nan-at", type=int, default=-1, help="a NaN loss at this step")
+    p.add_argument("--marker", default=None, help="file written at step 5")
+    p.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
+    args = runner.parse_args(p, argv)
+    run = runner.run_dir(args, "toy")
+    np.random.seed(args.seed)
+    rng = np.random.default_rng(123)
+    images = rng.random((64, 784), dtype=np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+    batches = DataSet(images, labels, seed=args.seed)
+    steps_run = []
+    with tf.Graph().as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        x = tf.compat.v1.placeholder(tf.float32, [None, 784])
+        y = tf.compat.v1.placeholder(tf.float32, [None, 10])
+        scale = tf.compat.v1.placeholder_with_default(1.0, [])
+        model = mlp_classifier(x, y, scope=args.scope, hidden=(args.hidden,), l2=0.001)
+        loss = model.loss * scale
+        train_op = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.graph.finalize()
+
+            def feed(batch_images, batch_labels):
+                steps_run.append(len(steps_run))
+                noise = np.random.normal(0.0, 0.1, batch_images.shape)
+                nan = np.nan if len(steps_run) - 1 == args.nan_at else 1.0
+                return {x: batch_images + noise, y: batch_labels, scale: nan}
+
+            logged = []
+            for index in range(args.loops):
+
+                def on_log(step, value, index=index):
+                    if args.marker and step == 5:
+                        open(args.marker, "w").close()
+                    if args.sleep and not args.resume:
+                        time.sleep(args.sleep)
+                    if index * args.steps + step == args.interrupt_at:
+                        signal.raise_signal(signal.SIGINT)
+
+                pairs, _ = runner.train_loop(
+                    session, train_op, loss, batches, args.steps, args.batch_size, feed,
+                    log_every=1, desc=f"net{index}", on_log=on_log,
+                    checkpointer=run.checkpointer,
+                )
+                logged.append(pairs)
+            weights = session.run(tf.compat.v1.trainable_variables())
+            final = session.run(model.loss, {x: images, y: labels})
+    digest = hashlib.sha256(b"".join(w.tobytes() for w in weights)).hexdigest()
+    run.write_json(
+        "results.json",
+        {"logged": logged, "loss": final, "weights": digest, "steps_run": len(steps_run)},
+    )
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
+'''
+
+
+@pytest.fixture
+def toy(tmp_path):
+    """The toy experiment as a module, its source in ``tmp_path/toy.py``."""
+    path = tmp_path / "toy.py"
+    path.write_text(TOY)
+    spec = importlib.util.spec_from_file_location("toy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def results(run_dir):
+    with open(os.path.join(run_dir, "results.json")) as f:
+        return json.load(f)
+
+
+def checkpoint(run_dir, loop="00-net0"):
+    """Returns ``(arrays by key, state)`` of a loop's checkpoint file."""
+    with np.load(os.path.join(run_dir, "checkpoints", f"{loop}.npz")) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    return arrays, json.loads(str(arrays.pop("__state__")))
+
+
+def test_atomic_write_crash_between_write_and_rename_keeps_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "results.json"
+    runner.atomic_write(str(path), '{"accuracy": 0.9}\n')
+
+    def crash(src, dst):
+        raise OSError("simulated crash before the rename")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="simulated crash"):
+        runner.atomic_write(str(path), '{"accuracy": 0.1, "trunc')
+    assert path.read_text() == '{"accuracy": 0.9}\n'
+    assert os.listdir(tmp_path) == ["results.json"]
+
+
+def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
+    (tmp_path / "results.json").write_text("{}")
+    with pytest.raises(
+        ZooError, match=r"found existing files; pass --resume .* --overwrite"
+    ):
+        runner.RunDir(str(tmp_path))
+    assert runner.RunDir(str(tmp_path), overwrite=True).path == str(tmp_path)
+    assert runner.RunDir(str(tmp_path), resume=True).path == str(tmp_path)
+    with pytest.raises(ZooError, match="expected an existing run directory to resume"):
+        runner.RunDir(str(tmp_path / "absent"), resume=True)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--checkpoint-every", "0"], "--checkpoint-every: expected a positive integer"),
+        (["--resume", "{tmp}", "--overwrite"], "expected either --resume or --overwrite"),
+        (["--resume", "{tmp}", "--out", "{tmp}/other"], "expected --out to be absent"),
+        (["--resume", "{tmp}/absent"], "expected an existing run directory, found none"),
+    ],
+)
+def test_bad_resume_flags(tmp_path, argv, message):
+    p = runner.parser("test", steps=10, batch_size=4)
+    with pytest.raises(ZooError, match=message):
+        runner.parse_args(p, [a.format(tmp=tmp_path) for a in argv])
+
+
+@pytest.mark.parametrize(
+    "flag", ["--steps", "--batch-size", "--seed", "--checkpoint-every"]
+)
+def test_non_numeric_flag_exits_2_with_one_line(capsys, flag):
+    p = runner.parser("test", steps=10, batch_size=4)
+    with pytest.raises(SystemExit) as exit_info:
+        runner.parse_args(p, [flag, "ten"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"argument {flag}: invalid int value: 'ten'; see --help" in err
+
+
+def test_sigint_then_resume_gives_the_uninterrupted_numbers(toy, tmp_path):
+    flags = ["--steps", "30", "--checkpoint-every", "7", "--loops", "2"]
+    straight, broken = str(tmp_path / "straight"), str(tmp_path / "broken")
+    toy.main([*flags, "--out", straight])
+    with pytest.raises(runner.RunInterrupted, match="interrupted by SIGINT") as info:
+        toy.main([*flags, "--out", broken, "--interrupt-at", "40"])
+    assert info.value.command.endswith(f"--resume {broken}")
+    assert "--out" not in info.value.command
+    partial = json.loads(open(os.path.join(broken, "partial.json")).read())
+    assert (partial["loop"], partial["step"]) == ("net1", 11)
+    assert partial["checkpoint"] == os.path.join(broken, "checkpoints", "01-net1.npz")
+    assert checkpoint(broken, "00-net0")[1]["step"] == 30
+    assert checkpoint(broken, "01-net1")[1]["step"] == 11
+    toy.main([*flags, "--resume", broken])
+    expected, resumed = results(straight), results(broken)
+    assert resumed["steps_run"] == 60 - (30 + 11)
+    assert resumed["weights"] == expected["weights"]
+    assert resumed["logged"] == expected["logged"]
+    assert resumed["loss"] == expected["loss"]
+    assert not os.path.exists(os.path.join(broken, "partial.json"))
+
+
+def test_crash_while_saving_leaves_the_previous_checkpoint(toy, tmp_path, monkeypatch):
+    flags = ["--steps", "20", "--checkpoint-every", "5"]
+    straight, crashed = str(tmp_path / "straight"), str(tmp_path / "crashed")
+    toy.main([*flags, "--out", straight])
+    real_replace, renames = os.replace, []
+
+    def crash_on_second_checkpoint(src, dst):
+        if dst.endswith(".npz"):
+            renames.append(dst)
+            if len(renames) == 2:
+                raise OSError("simulated crash between write and rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", crash_on_second_checkpoint)
+    with pytest.raises(OSError, match="simulated crash"):
+        toy.main([*flags, "--out", crashed])
+    monkeypatch.undo()
+    assert checkpoint(crashed)[1]["step"] == 5
+    assert os.listdir(os.path.join(crashed, "checkpoints")) == ["00-net0.npz"]
+    toy.main([*flags, "--resume", crashed])
+    assert results(crashed)["steps_run"] == 15
+    assert results(crashed)["weights"] == results(straight)["weights"]
+
+
+def test_nan_loss_stops_at_once_and_keeps_the_last_checkpoint(toy, tmp_path):
+    out = str(tmp_path / "run")
+    with pytest.raises(
+        runner.NonFiniteLossError,
+        match=r"net0: expected a finite loss, found nan at step 12; last finite loss "
+        r"[0-9.]+ at step 11; last good checkpoint .*00-net0.npz left intact",
+    ) as info:
+        toy.main(
+            ["--steps", "30", "--checkpoint-every", "5", "--out", out, "--nan-at", "12"]
+        )
+    assert (info.value.step, info.value.last_finite[0]) == (12, 11)
+    arrays, saved = checkpoint(out)
+    assert saved["step"] == 10
+    assert "var:mlp/W_hid_1/Adam" in arrays
+    for name, value in arrays.items():
+        assert np.all(np.isfinite(value)), name
+    assert not os.path.exists(os.path.join(out, "results.json"))
+
+
+def test_resume_with_another_model_names_the_missing_variables(toy, tmp_path):
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "10", "--checkpoint-every", "5", "--out", out])
+    with pytest.raises(
+        ZooError,
+        match=r"00-net0.npz: expected a checkpoint of this model, .*missing other/",
+    ):
+        toy.main(["--steps", "10", "--resume", out, "--scope", "other"])
+    with pytest.raises(ZooError, match=r"other shapes mlp/W_hid_1 \[784, 16\] \(model: "):
+        toy.main(["--steps", "10", "--resume", out, "--hidden", "8"])
+
+
+def test_resume_with_other_flags_or_a_corrupt_checkpoint_is_refused(toy, tmp_path):
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "10", "--out", out])
+    refusals = [
+        (["--batch-size", "4"], "expected --batch-size 8 as when the checkpoint"),
+        (["--seed", "3"], "expected --seed 0 as when the checkpoint"),
+        (["--steps", "4"], "expected --steps of at least 10"),
+    ]
+    for flags, message in refusals:
+        with pytest.raises(ZooError, match=message):
+            toy.main(["--steps", "10", *flags, "--resume", out])
+    for content in (b"", b"PK\x03\x04 truncated zip"):
+        with open(os.path.join(out, "checkpoints", "00-net0.npz"), "wb") as f:
+            f.write(content)
+        with pytest.raises(
+            ZooError, match=r"00-net0.npz: expected a checkpoint written by"
+        ):
+            toy.main(["--steps", "10", "--resume", out])
+
+
+def test_overwrite_starts_afresh(toy, tmp_path):
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "10", "--out", out])
+    with pytest.raises(ZooError, match="found existing files"):
+        toy.main(["--steps", "10", "--out", out])
+    toy.main(["--steps", "10", "--out", out, "--overwrite"])
+    assert results(out)["steps_run"] == 10
+
+
+def test_without_checkpointer_nan_passes_as_before(graph):
+    x = tf.compat.v1.placeholder(tf.float32, [])
+    w = tf.compat.v1.get_variable("w", initializer=1.0)
+    loss = w * x
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    values = iter([1.0, np.nan, 1.0])
+    batches = DataSet(np.zeros((4, 784), np.float32), np.zeros((4, 10), np.float32))
+    with tf.compat.v1.Session() as session:
+        session.run(tf.compat.v1.global_variables_initializer())
+        logged, _ = runner.train_loop(
+            session,
+            train_op,
+            loss,
+            batches,
+            3,
+            2,
+            lambda images, labels: {x: next(values)},
+            log_every=1,
+        )
+    assert [step for step, _ in logged] == [0, 1, 2]
+    assert np.isnan(logged[1][1])
+
+
+@pytest.mark.slow
+def test_sigterm_kill_and_resume_subprocess(toy, tmp_path):
+    out, straight, marker = tmp_path / "killed", tmp_path / "straight", tmp_path / "marker"
+    flags = ["--steps", "100", "--checkpoint-every", "20"]
+    command = [sys.executable, str(tmp_path / "toy.py"), *flags, "--out", str(out)]
+    process = subprocess.Popen(
+        [*command, "--sleep", "0.05", "--marker", str(marker)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=runner_root(),
+    )
+    deadline = time.monotonic() + 180
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    step = checkpoint(str(out))[1]["step"]
+    assert 5 < step < 100
+    resume = err.strip().splitlines()[-1].split("resume with: ", 1)[1]
+    assert resume.endswith(f"--resume {out}")
+    toy.main(shlex.split(resume)[2:])
+    toy.main([*flags, "--out", str(straight)])
+    assert results(out)["steps_run"] == 100 - step
+    assert results(out)["weights"] == results(straight)["weights"]
+    assert results(out)["logged"] == results(straight)["logged"]
+
+
+def runner_root():
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
