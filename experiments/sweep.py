@@ -1,0 +1,395 @@
+"""A hyperparameter sweep of the MLP classifier in one graph, against one graph per point.
+
+The grid is learning rate x keep probability x L2 weight. The one-graph sweep builds
+the classifier once with its hyperparameters as :class:`zoo.hparams.HParams` inputs,
+finalizes the graph and, in one session, for each configuration updates the values and
+puts every variable back to the same starting weights. The naive sweep builds a new
+graph and session per configuration. Both train the same steps on the same batches, so
+their accuracies agree (exactly where there is no dropout); what differs is the setup.
+
+Usage::
+
+    python -m experiments.sweep --dataset fashion_mnist \\
+        --data-dir /usr/share/datasets/fashion-mnist --steps 1000
+    make experiment-sweep DATASET=fashion_mnist DATA_DIR=... ARGS="--quick"
+
+Files in the run directory:
+
+* ``results.json``: ``configurations`` (one record per grid point), the mean setup
+  seconds per configuration ``setup_seconds_one_graph`` and ``setup_seconds_rebuild``,
+  their ratio ``setup_speedup`` (and ``setup_speedup_median``), the totals, and
+  ``best`` (by validation accuracy);
+* ``results.csv``: the ``configurations`` table;
+* ``sweep.png``: validation accuracy and setup time per configuration, both ways.
+"""
+
+import contextlib
+import itertools
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from experiments import runner
+from layers.errors import ZooError
+from zoo.hparams import HParams, check_value
+from zoo.models import mlp_classifier
+
+v1 = tf.compat.v1
+
+# The grid's hyperparameters and the flags that list their values.
+GRID_FLAGS = {
+    "learning_rate": "--learning-rates",
+    "keep_prob": "--keep-probs",
+    "l2": "--l2s",
+}
+
+
+class Network:
+    """The MLP classifier, its SGD step and its hyperparameters in a finalized graph.
+
+    Args:
+        hidden: widths of the hidden layers.
+        seed: graph-level seed: two networks built with one seed start from the
+            same weights and draw the same dropout masks.
+        n_in: input width.
+        n_classes: number of classes.
+        **values: initial ``learning_rate``, ``keep_prob`` and ``l2``.
+
+    Raises:
+        ZooError: a bad hyperparameter value.
+    """
+
+    def __init__(self, hidden, seed, n_in=784, n_classes=10, **values):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            v1.set_random_seed(seed)
+            self.x = v1.placeholder(tf.float32, [None, n_in], name="x")
+            self.y = v1.placeholder(tf.float32, [None, n_classes], name="y")
+            self.hparams = HParams(**values)
+            self.model = mlp_classifier(
+                self.x,
+                self.y,
+                hidden=hidden,
+                l2=self.hparams["l2"],
+                keep_prob=self.hparams["keep_prob"],
+            )
+            optimizer = v1.train.GradientDescentOptimizer(self.hparams["learning_rate"])
+            self.train_op = optimizer.minimize(self.model.loss)
+            self.weights = v1.trainable_variables()
+            self._initial_values = [w.initial_value for w in self.weights]
+            self.init_op = v1.global_variables_initializer()
+        self.graph.finalize()
+        self.session = v1.Session(graph=self.graph)
+        self.start_weights = None
+
+    def restart(self, **values):
+        """Sets hyperparameters and re-initializes every variable to the same start.
+
+        The first call draws the starting weights; later calls feed them to the
+        variables' initializers, so every configuration starts alike, with no new op.
+
+        Raises:
+            ZooError: a bad hyperparameter (nothing changes then).
+        """
+        self.hparams.update(**values)
+        start = {}
+        if self.start_weights is not None:
+            start = dict(zip(self._initial_values, self.start_weights, strict=True))
+        self.session.run(self.init_op, start)
+        if self.start_weights is None:
+            self.start_weights = self.session.run(self.weights)
+
+    def feed(self, images, labels, **overrides):
+        """Returns the feed of one run: data and every hyperparameter."""
+        return self.hparams.feed({self.x: images, self.y: labels}, **overrides)
+
+    def accuracy(self, split):
+        """Returns the accuracy on a :class:`zoo.data.DataSet`, without dropout."""
+        feed = self.feed(split.images, split.labels, keep_prob=1.0)
+        return float(self.session.run(self.model.accuracy, feed))
+
+    def weight_change(self):
+        """Returns ||weights - start weights|| / ||start weights|| over all variables."""
+        now = self.session.run(self.weights)
+        moved = sum(
+            np.sum((a - b) ** 2) for a, b in zip(now, self.start_weights, strict=True)
+        )
+        size = sum(np.sum(b**2) for b in self.start_weights)
+        return float(np.sqrt(moved / size))
+
+    def close(self):
+        """Closes the session."""
+        self.session.close()
+
+
+def run_configuration(network, config, data, args, setup_start, checkpointer=None):
+    """Restarts ``network`` with ``config``, trains it and evaluates it.
+
+    Args:
+        network: a :class:`Network`.
+        config: ``{"learning_rate": ..., "keep_prob": ..., "l2": ...}``.
+        data: :class:`zoo.data.DataSets`; training restarts at its first batch.
+        args: the parsed flags (``steps``, ``batch_size``).
+        setup_start: ``time.perf_counter()`` when the setup of this configuration
+            began; setup ends when the variables are re-initialized.
+        checkpointer: optional :class:`experiments.runner.Checkpointer`; on
+            ``--resume`` a finished configuration is restored, not trained again.
+
+    Returns:
+        A dict of setup and training seconds, first and last logged batch loss,
+        validation and test accuracy and relative weight change.
+    """
+    network.restart(**config)
+    setup_seconds = time.perf_counter() - setup_start
+    data.train.restore({"epoch": 0, "position": 0})
+    start = time.perf_counter()
+    logged, _ = runner.train_loop(
+        network.session,
+        network.train_op,
+        network.model.loss,
+        data.train,
+        args.steps,
+        args.batch_size,
+        network.feed,
+        log_every=max(1, args.steps // 10),
+        desc=" ".join(f"{name}={value:g}" for name, value in config.items()),
+        checkpointer=checkpointer,
+        nan_guard=False,  # a diverging configuration is a result, not a failure
+    )
+    return {
+        "setup_seconds": setup_seconds,
+        "train_seconds": time.perf_counter() - start,
+        "first_loss": logged[0][1],
+        "last_loss": logged[-1][1],
+        "validation_accuracy": network.accuracy(data.validation),
+        "test_accuracy": network.accuracy(data.test),
+        "weight_change": network.weight_change(),
+    }
+
+
+def sweep_one_graph(configurations, data, args, checkpointer=None):
+    """Runs every configuration in one finalized graph and one session.
+
+    ``checkpointer`` is passed to :func:`run_configuration`.
+
+    Returns:
+        ``(build_seconds, results)``: the one-time build and the list of
+        :func:`run_configuration` dicts.
+    """
+    start = time.perf_counter()
+    network = Network(args.hidden, args.seed, **configurations[0])
+    build_seconds = time.perf_counter() - start
+    with contextlib.closing(network):
+        results = [
+            run_configuration(
+                network, config, data, args, time.perf_counter(), checkpointer
+            )
+            for config in configurations
+        ]
+    return build_seconds, results
+
+
+def sweep_rebuild(configurations, data, args, checkpointer=None):
+    """Runs every configuration in a new graph and session (the naive way).
+
+    ``checkpointer`` is passed to :func:`run_configuration`.
+
+    Returns:
+        The list of :func:`run_configuration` dicts; setup includes the build.
+    """
+    results = []
+    for config in configurations:
+        setup_start = time.perf_counter()
+        with contextlib.closing(Network(args.hidden, args.seed, **config)) as network:
+            results.append(
+                run_configuration(network, config, data, args, setup_start, checkpointer)
+            )
+    return results
+
+
+def parse_numbers(flag, text, convert=float):
+    """Returns the comma-separated numbers of ``text`` as a tuple.
+
+    Raises:
+        ZooError: an empty list or an item that ``convert`` rejects.
+    """
+    try:
+        numbers = tuple(convert(item) for item in text.split(","))
+    except ValueError:
+        numbers = ()
+    if not numbers:
+        raise ZooError(
+            f"{flag}: expected comma-separated {convert.__name__} values, found "
+            f"{text!r}; pass e.g. {flag} 1,2"
+        )
+    return numbers
+
+
+def grid(args):
+    """Returns the list of configurations (dicts), learning rate varying slowest.
+
+    Raises:
+        ZooError: a flag's list is malformed or holds a value out of range.
+    """
+    axes = {}
+    for name, flag in GRID_FLAGS.items():
+        values = parse_numbers(flag, getattr(args, name))
+        axes[name] = [check_value(flag, name, name, value) for value in values]
+    return [
+        dict(zip(axes, point, strict=True)) for point in itertools.product(*axes.values())
+    ]
+
+
+def plot(rows):
+    """Returns a figure: validation accuracy and setup seconds per configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [
+        f"lr={r['learning_rate']:g}\nkp={r['keep_prob']:g}\nl2={r['l2']:g}" for r in rows
+    ]
+    positions = np.arange(len(rows))
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8, len(rows)), 8), sharex=True)
+    for offset, method in ((-0.2, "one_graph"), (0.2, "rebuild")):
+        top.bar(
+            positions + offset,
+            [r[f"validation_accuracy_{method}"] for r in rows],
+            0.4,
+            label=method.replace("_", " "),
+        )
+        bottom.bar(
+            positions + offset,
+            [r[f"setup_seconds_{method}"] for r in rows],
+            0.4,
+            label=method.replace("_", " "),
+        )
+    accuracies = [
+        r[f"validation_accuracy_{m}"] for r in rows for m in ("one_graph", "rebuild")
+    ]
+    top.set_ylim(max(0.0, min(accuracies) - 0.02), min(1.0, max(accuracies) + 0.02))
+    top.set_ylabel("validation accuracy")
+    top.legend(loc="upper left")
+    bottom.set_yscale("log")
+    bottom.set_ylabel("setup seconds (log)")
+    bottom.set_xticks(positions, labels, fontsize=8)
+    figure.suptitle("One graph with HParams vs a new graph per configuration")
+    return figure
+
+
+def summarize(configurations, build_seconds, one_graph, rebuild, totals):
+    """Returns the results dict and the table rows of both sweeps."""
+    rows = []
+    for config, first, second in zip(configurations, one_graph, rebuild, strict=True):
+        row = dict(config)
+        row.update({f"{key}_one_graph": value for key, value in first.items()})
+        row.update({f"{key}_rebuild": value for key, value in second.items()})
+        rows.append(row)
+    setup_one = float(np.mean([r["setup_seconds"] for r in one_graph]))
+    setup_rebuild = float(np.mean([r["setup_seconds"] for r in rebuild]))
+    best = max(rows, key=lambda r: r["validation_accuracy_one_graph"])
+    results = {
+        "configurations": rows,
+        "setup_seconds_one_graph": setup_one,
+        "setup_seconds_rebuild": setup_rebuild,
+        "setup_speedup": setup_rebuild / setup_one,
+        # the median ignores the first run's kernel creation and a busy machine's spikes
+        "setup_speedup_median": float(
+            np.median([r["setup_seconds"] for r in rebuild])
+            / np.median([r["setup_seconds"] for r in one_graph])
+        ),
+        "build_seconds_one_graph": build_seconds,
+        "setup_total_seconds_one_graph": build_seconds
+        + sum(r["setup_seconds"] for r in one_graph),
+        "setup_total_seconds_rebuild": sum(r["setup_seconds"] for r in rebuild),
+        "total_seconds_one_graph": totals[0],
+        "total_seconds_rebuild": totals[1],
+        "best": {
+            **{name: best[name] for name in GRID_FLAGS},
+            "validation_accuracy": best["validation_accuracy_one_graph"],
+            "test_accuracy": best["test_accuracy_one_graph"],
+        },
+    }
+    return results, rows
+
+
+def main(argv=None):
+    """Runs both sweeps and writes results.json, results.csv and sweep.png."""
+    parser = runner.parser(
+        "Sweep learning rate x keep probability x L2 of the MLP classifier in one "
+        "finalized graph (hyperparameters as HParams inputs), and again with a new "
+        "graph per configuration; compare setup time per configuration.",
+        steps=1000,
+        batch_size=128,
+        quick_steps=50,
+    )
+    parser.add_argument(
+        "--learning-rates",
+        dest="learning_rate",
+        default="0.0005,0.002",
+        help="comma-separated SGD learning rates (>= 0; the loss is summed over the batch)",
+    )
+    parser.add_argument(
+        "--keep-probs",
+        dest="keep_prob",
+        default="0.5,1.0",
+        help="comma-separated dropout keep probabilities in (0, 1]",
+    )
+    parser.add_argument(
+        "--l2s",
+        dest="l2",
+        default="0.0,0.001",
+        help="comma-separated L2 weights of the hidden weights (>= 0)",
+    )
+    parser.add_argument(
+        "--hidden", default="625,625", help="comma-separated widths of the hidden layers"
+    )
+    parser.add_argument(
+        "--validation",
+        type=int,
+        default=5000,
+        help="training examples held out to pick the best configuration",
+    )
+    args = runner.parse_args(parser, argv)
+    configurations = grid(args)
+    args.hidden = parse_numbers("--hidden", args.hidden, int)
+    if min(args.hidden) <= 0:
+        raise ZooError(
+            f"--hidden: expected positive widths, found {args.hidden}; pass e.g. "
+            "--hidden 625,625"
+        )
+    run = runner.RunDir(
+        args.out or runner.default_out("sweep"), args.overwrite, resume=args.resume
+    )
+    data = runner.load_data(args, validation=args.validation)
+    checkpointer = runner.Checkpointer(run, args)
+
+    start = time.perf_counter()
+    build_seconds, one_graph = sweep_one_graph(configurations, data, args, checkpointer)
+    middle = time.perf_counter()
+    rebuild = sweep_rebuild(configurations, data, args, checkpointer)
+    totals = (middle - start, time.perf_counter() - middle)
+
+    results, rows = summarize(configurations, build_seconds, one_graph, rebuild, totals)
+    results.update(
+        dataset=args.dataset,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        hidden=list(args.hidden),
+        seed=args.seed,
+    )
+    run.write_json("results.json", results)
+    run.write_csv("results.csv", rows)
+    run.save_figure("sweep.png", plot(rows))
+    print(
+        f"{len(rows)} configurations: setup {results['setup_seconds_one_graph']:.4f} s "
+        f"(one graph) vs {results['setup_seconds_rebuild']:.4f} s (rebuild), "
+        f"{results['setup_speedup']:.0f}x; best {results['best']}; wrote {run.path}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
