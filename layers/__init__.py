@@ -3,6 +3,7 @@
 Importing this package changes nothing in TensorFlow's global state.
 """
 
+from layers.conv import Conv2D, MaxPool
 from layers.dense import Decoder, Dense, Encoder, FullConnected, ReadOut
 from layers.errors import (
     DataError,
@@ -14,6 +15,8 @@ from layers.errors import (
 )
 
 __all__ = [
+    "Conv2D",
+    "MaxPool",
     "DataError",
     "Decoder",
     "Dense",

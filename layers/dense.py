@@ -68,6 +68,13 @@ def check_size(owner, **sizes):
             )
 
 
+def scope_or_current(scope):
+    """Returns ``variable_scope(scope)``, or the current scope when ``scope`` is None."""
+    if scope is None:
+        return contextlib.nullcontext(tf.compat.v1.get_variable_scope())
+    return tf.compat.v1.variable_scope(scope)
+
+
 class Dense:
     """``activation(inputs @ W + b)`` with ``W`` [n_in, n_out] and ``b`` [n_out].
 
@@ -109,7 +116,7 @@ class Dense:
         check_size(owner, n_in=n_in, n_out=n_out)
         check_input(owner, inputs, n_in)
         self._inputs = inputs
-        with self._scope(scope) as var_scope:
+        with scope_or_current(scope) as var_scope:
             self._scope_name = var_scope.name
             self._w, self._params = self._make_weight(
                 owner, names[0], [n_in, n_out], w_init or self.default_w_init()
@@ -120,12 +127,6 @@ class Dense:
             self._params.append(self._b)
             self._logits = tf.nn.bias_add(tf.matmul(inputs, self._w), self._b)
             self._output = (activation or self.default_activation)(self._logits)
-
-    @staticmethod
-    def _scope(scope):
-        if scope is None:
-            return contextlib.nullcontext(tf.compat.v1.get_variable_scope())
-        return tf.compat.v1.variable_scope(scope)
 
     @staticmethod
     def default_w_init():

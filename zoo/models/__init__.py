@@ -2,11 +2,13 @@
 
 from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
+from zoo.models.conv import conv_classifier
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 
 MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
+    "conv_classifier": conv_classifier,
 }
 
 
@@ -27,6 +29,7 @@ __all__ = [
     "Average",
     "Classifier",
     "autoencoder",
+    "conv_classifier",
     "get_model",
     "mlp_classifier",
     "model_average",

@@ -1,0 +1,245 @@
+"""Gradients as data: the one-run claim, the numpy round-trip cost, ps workers.
+
+Three measurements, written to ``bench.json`` in the run directory:
+
+* ``one_run``: every gradient of the Deep MNIST conv net fetched by ONE
+  ``session.run`` (:meth:`zoo.gradients.GradientStep.compute`) against the
+  seed's loop that evaluates each gradient tensor on its own. Counter variables
+  incremented where the forward pass reads the input and where the backward
+  pass leaves the loss count the passes; ``RunMetadata`` step stats count the ops
+  executed. Times are medians over ``--repeats``.
+* ``step_overhead``: ms per training step of compute -> numpy -> apply through
+  placeholders against the fused ``minimize`` step, same model and batches.
+* ``parameter_server``: examples/s of asynchronous training with 1 and with 2
+  workers (:mod:`experiments.ps`, the MLP), per worker and in total.
+
+Usage::
+
+    python -m experiments.bench_gradients --data-dir DIR --out runs/bench_gradients/a
+    python -m experiments.bench_gradients --quick --ps-steps 0 --data-dir DIR
+"""
+
+import json
+import os
+import statistics
+import time
+
+import tensorflow as tf
+
+from experiments import ps, runner
+from layers.errors import ZooError
+from zoo.gradients import GradientStep
+from zoo.models.conv import conv_classifier
+from zoo.models.mlp import mlp_classifier
+
+v1 = tf.compat.v1
+
+
+def build_parser():
+    """Returns the benchmark's argument parser."""
+    p = runner.parser(
+        "Benchmark one-run gradients, the numpy round trip and 1 vs 2 ps workers.",
+        steps=30,
+        batch_size=50,
+        quick_steps=3,
+    )
+    p.add_argument(
+        "--model",
+        choices=ps.MODELS,
+        default="conv",
+        help="network for the one-run and overhead measurements",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="timed repetitions of each gradient fetch (median reported)",
+    )
+    p.add_argument(
+        "--ps-steps",
+        type=int,
+        default=1000,
+        help="global steps of each parameter-server run; 0 skips them",
+    )
+    p.add_argument(
+        "--ps-workers",
+        default="1,2",
+        help="worker counts of the parameter-server runs, comma separated",
+    )
+    return p
+
+
+def count_forward(tensor, forward):
+    """Returns ``tensor`` through an identity that adds 1 to ``forward`` on each run
+    that reads it (put on the input, every forward pass reads it)."""
+    with tf.control_dependencies([forward.assign_add(1)]):
+        return tf.identity(tensor)
+
+
+def count_backward(tensor, backward):
+    """Returns ``tensor`` through an identity whose gradient adds 1 to ``backward``
+    (put on the loss, every backward pass starts there)."""
+
+    @tf.custom_gradient
+    def identity(value):
+        def grad(upstream):
+            with tf.control_dependencies([backward.assign_add(1)]):
+                return tf.identity(upstream)
+
+        return tf.identity(value), grad
+
+    return identity(tensor)
+
+
+def counter(name):
+    """Returns a non-trainable int64 variable at 0."""
+    return v1.get_variable(
+        name, [], tf.int64, initializer=v1.zeros_initializer(), trainable=False
+    )
+
+
+def build(args, x, y):
+    """Builds ``--model`` with pass counters; returns (loss, (forward, backward))."""
+    counters = (counter("forward_passes"), counter("backward_passes"))
+    x = count_forward(x, counters[0])
+    if args.model == "conv":
+        model = conv_classifier(x, y, keep_prob=0.5)
+    else:
+        model = mlp_classifier(x, y)
+    return count_backward(model.loss, counters[1]), counters
+
+
+def measure_fetch(sess, fetch_all, counters, repeats):
+    """Runs ``fetch_all`` ``repeats`` times; returns passes and ops of one call and ms."""
+    sess.run([c.initializer for c in counters])
+    options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+    ops = 0
+
+    def traced_run(fetches, feed):
+        nonlocal ops
+        metadata = v1.RunMetadata()
+        out = sess.run(fetches, feed, options=options, run_metadata=metadata)
+        ops += sum(len(device.node_stats) for device in metadata.step_stats.dev_stats)
+        return out
+
+    fetch_all(traced_run)
+    forward, backward = sess.run(counters)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fetch_all(sess.run)
+        times.append(1000 * (time.perf_counter() - start))
+    return {
+        "forward_passes": int(forward),
+        "backward_passes": int(backward),
+        "ops_executed": ops,
+        "ms": statistics.median(times),
+    }
+
+
+def one_run_and_overhead(args, data):
+    """Returns the ``one_run`` and ``step_overhead`` sections."""
+    with tf.Graph().as_default():
+        v1.set_random_seed(args.seed)
+        x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
+        y = v1.placeholder(tf.float32, [None, data.train.labels.shape[1]], name="y")
+        loss, counters = build(args, x, y)
+        step = GradientStep(loss, v1.train.AdamOptimizer(1e-4))
+        fused = v1.train.AdamOptimizer(1e-4).minimize(loss)
+        images, labels = data.train.next_batch(args.batch_size)
+        feed = {x: images, y: labels}
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            sess.run(step.gradients, feed)  # warm-up
+            one = measure_fetch(
+                sess, lambda run: run(step.gradients, feed), counters, args.repeats
+            )
+            per_tensor = measure_fetch(
+                sess,
+                lambda run: [run(g, feed) for g in step.gradients],
+                counters,
+                args.repeats,
+            )
+            numpy_ms, fused_ms = [], []
+            for _ in range(args.steps):
+                images, labels = data.train.next_batch(args.batch_size)
+                feed = {x: images, y: labels}
+                start = time.perf_counter()
+                step.apply(sess, step.compute(sess, feed))
+                middle = time.perf_counter()
+                sess.run(fused, feed)
+                numpy_ms.append(1000 * (middle - start))
+                fused_ms.append(1000 * (time.perf_counter() - middle))
+    numpy_step, fused_step = statistics.median(numpy_ms), statistics.median(fused_ms)
+    return {
+        "gradients": len(step.gradients),
+        "batch_size": args.batch_size,
+        "all_in_one_run": one,
+        "per_tensor_eval_loop": per_tensor,
+        "speedup": per_tensor["ms"] / one["ms"],
+    }, {
+        "steps": args.steps,
+        "compute_numpy_apply_ms": numpy_step,
+        "fused_minimize_ms": fused_step,
+        "overhead_ms": numpy_step - fused_step,
+        "overhead_ratio": numpy_step / fused_step,
+    }
+
+
+def parameter_server(args, run):
+    """Runs :mod:`experiments.ps` per worker count; returns their speeds."""
+    try:
+        counts = [int(n) for n in args.ps_workers.split(",")]
+    except ValueError:
+        counts = []
+    if not counts:
+        raise ZooError(
+            f"--ps-workers: expected counts like 1,2, found {args.ps_workers!r}; fix it"
+        )
+    results = {}
+    for workers in counts:
+        out = run.file(f"ps-{workers}")
+        argv = [
+            "--workers", str(workers), "--steps", str(args.ps_steps),
+            "--batch-size", str(args.batch_size), "--dataset", args.dataset,
+            "--seed", str(args.seed), "--out", out, "--overwrite",
+        ]  # fmt: skip
+        ps.main(argv + (["--data-dir", args.data_dir] if args.data_dir else []))
+        figures = runner_results(out)
+        per_worker = figures["examples_per_second_per_worker"]
+        results[str(workers)] = {
+            "examples_per_second_per_worker": per_worker,
+            "examples_per_second_total": sum(per_worker),
+            "test_accuracy": figures["test_accuracy"],
+            "global_steps": figures["global_steps"],
+        }
+    return results
+
+
+def runner_results(out):
+    """Returns the ``results.json`` of an :mod:`experiments.ps` run directory."""
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)
+
+
+def main(argv=None):
+    """Runs the three measurements and writes ``bench.json``."""
+    args = runner.parse_args(build_parser(), argv)
+    if args.repeats <= 0 or args.ps_steps < 0:
+        raise ZooError(
+            f"--repeats/--ps-steps: expected > 0 and >= 0, found {args.repeats} and "
+            f"{args.ps_steps}; pass larger values"
+        )
+    run = runner.RunDir(args.out or runner.default_out("bench_gradients"), args.overwrite)
+    data = runner.load_data(args, validation=0)
+    one_run, overhead = one_run_and_overhead(args, data)
+    results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}
+    if args.ps_steps:
+        results["parameter_server"] = parameter_server(args, run)
+    results["cpu_count"] = os.cpu_count()
+    run.write_json("bench.json", results)
+    return 0
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
