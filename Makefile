@@ -7,7 +7,8 @@ ARGS ?=
 DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
-	experiment-sweep experiment-snapshot experiment-ps bench bench-state bench-gradients
+	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
+	bench bench-state bench-gradients
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -35,6 +36,13 @@ experiment-sweep:
 
 experiment-snapshot:
 	$(PY) -m experiments.snapshot $(DATA_FLAGS) $(ARGS)
+
+experiment-eager-autoencoder:
+	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+MODEL ?= autoencoder
+inspect:
+	$(PY) -m zoo inspect $(MODEL) $(ARGS)
 
 WORKERS ?= 2
 experiment-ps:

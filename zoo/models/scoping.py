@@ -25,6 +25,14 @@ def builder_scope(scope, reuse):
         ScopeError: a bad scope name or reuse value.
         EagerError: called eagerly outside a sharing template.
     """
+    check_scope_args(scope, reuse)
+    require_graph(scope)
+    with tf.compat.v1.variable_scope(scope, reuse=reuse) as var_scope:
+        yield var_scope
+
+
+def check_scope_args(scope, reuse):
+    """Raises ScopeError unless ``scope`` is a non-empty name and ``reuse`` is valid."""
     if not isinstance(scope, str) or not scope.strip("/"):
         raise ScopeError(
             f"builder: expected scope to be a non-empty string, found {scope!r}; "
@@ -35,9 +43,6 @@ def builder_scope(scope, reuse):
             f"{scope}: expected reuse in (False, True, tf.compat.v1.AUTO_REUSE), found "
             f"{reuse!r}; pass one of those"
         )
-    require_graph(scope)
-    with tf.compat.v1.variable_scope(scope, reuse=reuse) as var_scope:
-        yield var_scope
 
 
 def input_width(owner, tensor, what):

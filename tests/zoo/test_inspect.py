@@ -1,0 +1,103 @@
+"""The sharing inspector: variables by scope, readers of tied weights, checkpoints, CLI."""
+
+import os
+
+import pytest
+import tensorflow as tf
+
+from layers import DataError, ZooError
+from zoo.__main__ import main
+from zoo.inspect import format_table, inspect_checkpoint, inspect_model
+
+v1 = tf.compat.v1
+
+
+def by_name(rows):
+    return {row.name: row for row in rows}
+
+
+def test_tied_autoencoder_has_no_decoder_w_and_two_readers_of_encoder_w():
+    rows, _ = inspect_model("autoencoder", tied=True, n_hidden=8)
+    table = by_name(rows)
+    assert list(table) == ["ae/decoder/b", "ae/encoder/W", "ae/encoder/b"]
+    w = table["ae/encoder/W"]
+    assert (w.shape, w.dtype, w.parameters, w.trainable) == (
+        [784, 8],
+        "float32",
+        6272,
+        True,
+    )
+    assert w.readers == ("ae/encoder/MatMul", "ae/decoder/W_tied")
+    assert table["ae/decoder/b"].readers == ("ae/decoder/BiasAdd",)
+
+
+def test_untied_autoencoder_reads_each_weight_once():
+    rows, _ = inspect_model("autoencoder", tied=False, n_hidden=8)
+    table = by_name(rows)
+    assert table["ae/decoder/W"].shape == [8, 784]
+    assert all(len(row.readers) == 1 for row in rows) and len(rows) == 4
+
+
+def test_format_table_groups_by_scope_with_totals():
+    rows, _ = inspect_model("autoencoder", tied=True, n_hidden=8)
+    lines = format_table(rows).splitlines()
+    assert lines[0].split() == [
+        "name",
+        "shape",
+        "dtype",
+        "parameters",
+        "trainable",
+        "readers",
+    ]
+    assert lines[1].split() == ["[ae/decoder]", "784"]
+    assert lines[3].split() == ["[ae/encoder]", f"{784 * 8 + 8:,}"]
+    assert "ae/encoder/MatMul, ae/decoder/W_tied" in lines[4]
+    assert lines[-1].split() == ["total:", "3", "variables", f"{784 * 8 + 8 + 784:,}"]
+
+
+def test_mlp_classifier_gets_x_and_y_placeholders():
+    rows, graph = inspect_model("mlp_classifier", hidden=(16,))
+    assert [row.name for row in rows] == [
+        "mlp/W_RO",
+        "mlp/W_hid_1",
+        "mlp/b_RO",
+        "mlp/b_hid_1",
+    ]
+    assert graph.get_tensor_by_name("y:0").shape.as_list() == [None, 10]
+
+
+def test_checkpoint_rows_take_trainable_and_readers_from_the_model(tmp_path):
+    rows, graph = inspect_model("autoencoder", tied=True, n_hidden=8)
+    with graph.as_default():
+        loss = graph.get_tensor_by_name("ae/loss:0")
+        v1.train.AdagradOptimizer(0.1).minimize(loss)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            v1.train.Saver().save(session, str(tmp_path / "model.ckpt"))
+    table = by_name(inspect_checkpoint(str(tmp_path), rows))
+    assert table["ae/encoder/W"].readers == ("ae/encoder/MatMul", "ae/decoder/W_tied")
+    assert table["ae/encoder/W/Adagrad"].trainable is None
+    assert table["ae/encoder/W/Adagrad"].shape == [784, 8]
+    assert "ae/decoder/W" not in table
+
+
+def test_cli_prints_the_table_and_writes_the_graph(tmp_path, capsys):
+    logdir = str(tmp_path / "graph")
+    assert main(["inspect", "autoencoder", "--tied", "--logdir", logdir]) == 0
+    out = capsys.readouterr().out
+    assert "ae/encoder/MatMul, ae/decoder/W_tied" in out and "total: 3 variables" in out
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(logdir))
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["inspect", "resnet", "--logdir", str(tmp_path)]) == 2
+    assert "Name of model unknown: 'resnet'" in capsys.readouterr().err
+    assert main(["inspect", "mlp_classifier", "--tied", "--logdir", str(tmp_path)]) == 2
+    assert "mlp_classifier: expected no tied argument" in capsys.readouterr().err
+
+
+def test_inspect_errors():
+    with pytest.raises(ZooError, match="drop --tied for this model"):
+        inspect_model("mlp_classifier", tied=True)
+    with pytest.raises(DataError, match="expected a TensorFlow checkpoint"):
+        inspect_checkpoint("/nonexistent/model.ckpt")

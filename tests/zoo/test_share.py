@@ -1,0 +1,204 @@
+"""zoo.share: one set of variables in eager, tf.function and graph mode; checkpoints."""
+
+import itertools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers import DataError, ScopeError, ShapeError
+from zoo import autoencoder, mlp_classifier
+from zoo.share import restore_by_name, save_by_name, share
+
+v1 = tf.compat.v1
+_scopes = itertools.count()
+
+
+def fresh_scope():
+    """A scope no other test used: the share registry is per process."""
+    return f"ae{next(_scopes)}"
+
+
+def names(variables):
+    return [v.name for v in variables]
+
+
+def batch(rows=4, width=6, seed=0):
+    return np.random.default_rng(seed).random((rows, width)).astype(np.float32)
+
+
+def test_eager_names_match_graph_mode_and_calls_reuse():
+    scope = fresh_scope()
+    model = share(autoencoder, scope, tied=True, n_hidden=3)
+    assert model.variables == []
+    first = model(tf.constant(batch()))
+    second = model(tf.constant(batch(rows=2)))
+    assert names(model.variables) == [
+        f"{scope}/{n}:0" for n in ("decoder/b", "encoder/W", "encoder/b")
+    ]
+    assert (
+        second.encoder.w is first.encoder.w
+        and second.decoder.tied_weight is first.encoder.w
+    )
+    with tf.Graph().as_default():
+        graph_model = autoencoder(
+            v1.placeholder(tf.float32, [None, 6]), scope=scope, n_hidden=3
+        )
+        graph_names = sorted(v.name for v in v1.trainable_variables())
+    assert names(model.trainable_variables) == graph_names
+    assert graph_model.scope_name == model.scope_name == scope
+
+
+def test_tf_function_reuses_the_eager_variables():
+    model = share(autoencoder, fresh_scope(), n_hidden=3)
+    eager = model(tf.constant(batch()))
+    traced = []
+
+    @tf.function
+    def loss(x):
+        result = model(x)
+        traced.append(result.encoder.w)
+        return result.loss
+
+    x = tf.constant(batch(seed=1))
+    np.testing.assert_allclose(loss(x), model(x).loss, rtol=1e-6)
+    loss(tf.constant(batch(rows=7)))
+    assert traced and all(w is eager.encoder.w for w in traced)
+    assert len(model.variables) == 3
+
+
+def test_variables_created_inside_tf_function_first():
+    model = share(autoencoder, fresh_scope(), tied=False, n_hidden=3)
+
+    @tf.function
+    def loss(x):
+        return model(x).loss
+
+    loss(tf.constant(batch()))
+    loss(tf.constant(batch(seed=2)))
+    weights = model.variables
+    assert len(weights) == 4
+    assert model(tf.constant(batch())).encoder.w is weights[2]
+
+
+def test_graph_and_eager_outputs_equal_with_the_same_weights(tmp_path):
+    scope = fresh_scope()
+    x_value = batch(rows=5)
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 6])
+        graph_model = share(autoencoder, scope, n_hidden=3)
+        built = graph_model(x)
+        again = graph_model(x)
+        assert len(graph_model.variables) == 3 and again.encoder.w is built.encoder.w
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            graph_decoded = session.run(built.decoded, {x: x_value})
+            path = save_by_name(
+                graph_model.variables, str(tmp_path / "graph.ckpt"), session
+            )
+    model = share(autoencoder, scope, n_hidden=3)
+    model(tf.constant(x_value))
+    restore_by_name(model.variables, path)
+    np.testing.assert_allclose(
+        model(tf.constant(x_value)).decoded, graph_decoded, rtol=1e-6
+    )
+
+
+def test_checkpoint_from_graph_saver_into_eager_and_back(tmp_path):
+    scope = fresh_scope()
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 6])
+        graph_model = autoencoder(x, scope=scope, n_hidden=3)
+        train = v1.train.AdagradOptimizer(0.5).minimize(graph_model.loss)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for _ in range(3):
+                session.run(train, {x: batch()})
+            trained = session.run({v.name: v for v in v1.trainable_variables()})
+            path = v1.train.Saver().save(session, str(tmp_path / "graph.ckpt"))
+    model = share(autoencoder, scope, n_hidden=3)
+    model(tf.constant(batch()))
+    restore_by_name(model.variables, str(tmp_path))
+    for variable in model.variables:
+        np.testing.assert_array_equal(variable.numpy(), trained[variable.name])
+    model.variables[1].assign_add(tf.ones_like(model.variables[1]))
+    back = save_by_name(model.variables, str(tmp_path / "eager.ckpt"))
+    with tf.Graph().as_default():
+        autoencoder(v1.placeholder(tf.float32, [None, 6]), scope=scope, n_hidden=3)
+        with v1.Session() as session:
+            v1.train.Saver().restore(session, back)
+            w = session.run(v1.trainable_variables()[0])
+    np.testing.assert_array_equal(w, trained[f"{scope}/encoder/W:0"] + 1)
+    assert path.endswith("graph.ckpt")
+
+
+def test_reuse_true_and_auto_reuse_share_one_store():
+    scope = fresh_scope()
+    owner = share(autoencoder, scope, n_hidden=3)
+    owner(tf.constant(batch()))
+    user = share(autoencoder, scope, reuse=True, n_hidden=3)
+    auto = share(autoencoder, scope, reuse=v1.AUTO_REUSE, n_hidden=3)
+    assert user(tf.constant(batch())).encoder.w is owner.variables[1]
+    assert auto(tf.constant(batch())).encoder.w is owner.variables[1]
+    created = share(autoencoder, fresh_scope(), reuse=v1.AUTO_REUSE, n_hidden=3)
+    created(tf.constant(batch()))
+    assert len(created.variables) == 3
+
+
+def test_mlp_classifier_shares_in_eager():
+    model = share(mlp_classifier, fresh_scope(), hidden=(4,))
+    x, y = tf.constant(batch()), tf.one_hot([0, 1, 2, 0], 3)
+    first = model(x, y)
+    assert model(x, y).layers[0].w is first.layers[0].w and len(model.variables) == 4
+
+
+def test_reuse_false_on_a_scope_with_variables_raises():
+    scope = fresh_scope()
+    share(autoencoder, scope, n_hidden=3)(tf.constant(batch()))  # gone after the call
+    keep = share(autoencoder, scope, n_hidden=3)
+    keep(tf.constant(batch()))
+    with pytest.raises(ScopeError, match=rf"{scope}: expected no variables .*reuse=False"):
+        share(autoencoder, scope, n_hidden=3)(tf.constant(batch()))
+
+
+def test_reuse_true_before_creation_raises():
+    with pytest.raises(ScopeError, match=r"expected variables under ae\d+ to exist"):
+        share(autoencoder, fresh_scope(), reuse=True)(tf.constant(batch()))
+
+
+def test_later_call_that_would_create_a_variable_raises():
+    scope = fresh_scope()
+    model = share(autoencoder, scope, n_hidden=3)
+    model(tf.constant(batch()), tied=True)
+    with pytest.raises(ScopeError, match=rf"would create {scope}/decoder/W; call with"):
+        model(tf.constant(batch()), tied=False)
+    assert len(model.variables) == 3
+
+    @tf.function
+    def untied(x):
+        return model(x, tied=False).loss
+
+    with pytest.raises(ScopeError, match=rf"would create {scope}/decoder/W"):
+        untied(tf.constant(batch()))
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ScopeError, match="expected scope to be a non-empty string"):
+        share(autoencoder, "")
+    with pytest.raises(ScopeError, match="expected reuse in"):
+        share(autoencoder, "ae", reuse="yes")
+
+
+def test_restore_errors(tmp_path):
+    with pytest.raises(DataError, match="expected a TensorFlow checkpoint"):
+        restore_by_name([], str(tmp_path / "none"))
+    model = share(autoencoder, fresh_scope(), n_hidden=3)
+    model(tf.constant(batch()))
+    path = save_by_name(model.variables, str(tmp_path / "a.ckpt"))
+    other = share(autoencoder, fresh_scope(), n_hidden=3)
+    other(tf.constant(batch()))
+    with pytest.raises(ScopeError, match="expected an entry ae\\d+/decoder/b"):
+        restore_by_name(other.variables, path)
+    bigger = tf.Variable(tf.zeros([6, 4]), name=f"{model.scope_name}/encoder/W")
+    with pytest.raises(ShapeError, match=r"expected ae\d+/encoder/W with shape \[6, 4\]"):
+        restore_by_name([bigger], path)

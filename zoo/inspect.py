@@ -1,0 +1,220 @@
+"""What a model or checkpoint holds: variables by scope, and which ops read each one.
+
+TF2 has no collections to list variables in eager mode and nothing that shows
+that a tied weight is read twice. :func:`inspect_model` builds a registered
+builder in a fresh graph and lists its variables (name, shape, dtype,
+parameters, trainable) with the ops that read each: the tied autoencoder's
+``encoder/W`` shows two readers, the encoder's matmul and the decoder's
+transpose. :func:`inspect_checkpoint` lists a checkpoint's entries the same way.
+
+Usage::
+
+    rows, graph = inspect_model("autoencoder", tied=True)
+    print(format_table(rows))
+    write_graph(graph, "runs/inspect/autoencoder")    # tensorboard --logdir ...
+    print(format_table(inspect_checkpoint("runs/autoencoder/model.ckpt", rows)))
+
+From the shell: ``python -m zoo inspect autoencoder --tied [--checkpoint PATH]``.
+"""
+
+import dataclasses
+import inspect
+
+import numpy as np
+import tensorflow as tf
+
+from layers.errors import ZooError
+from zoo.models import get_model
+from zoo.share import read_checkpoint
+
+# Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10 classes).
+INPUT_WIDTHS = {"x": 784, "y": 10}
+
+
+@dataclasses.dataclass(frozen=True)
+class VariableRow:
+    """One variable or checkpoint entry.
+
+    Attributes:
+        name: full name without ``:0`` (``ae/encoder/W``).
+        shape: list of ints.
+        dtype: dtype name.
+        parameters: number of elements.
+        trainable: True or False; None for a checkpoint entry the model lacks.
+        readers: names of the ops that read the variable's value.
+    """
+
+    name: str
+    shape: list
+    dtype: str
+    parameters: int
+    trainable: bool | None
+    readers: tuple = ()
+
+    @property
+    def scope(self):
+        """The variable's scope (``ae/encoder``), empty at the top level."""
+        return self.name.rpartition("/")[0]
+
+
+def build_model(name, tied=None, **builder_kwargs):
+    """Builds the registered builder ``name`` on placeholders in a new graph.
+
+    Args:
+        name: a key of :data:`zoo.models.MODELS`.
+        tied: for builders with a ``tied`` argument, its value; None keeps the
+            builder's default; False is ignored by builders without one.
+        **builder_kwargs: further builder arguments.
+
+    Returns:
+        ``(graph, result)``: the graph and what the builder returned.
+
+    Raises:
+        ZooError: unknown name, ``tied`` given to a builder without it, or a
+            tensor argument whose width is not in :data:`INPUT_WIDTHS`.
+    """
+    builder = get_model(name)
+    parameters = inspect.signature(builder).parameters
+    if tied and "tied" not in parameters:
+        raise ZooError(
+            f"{name}: expected no tied argument (the builder has none), found "
+            f"tied={tied}; drop --tied for this model"
+        )
+    if tied is not None and "tied" in parameters:
+        builder_kwargs["tied"] = tied
+    positional = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+    tensors = [
+        p
+        for p in parameters.values()
+        if p.kind in positional and p.default is inspect.Parameter.empty
+    ]
+    unknown = [p.name for p in tensors if p.name not in INPUT_WIDTHS]
+    if unknown:
+        raise ZooError(
+            f"{name}: expected tensor arguments among {sorted(INPUT_WIDTHS)}, found "
+            f"{unknown}; add their widths to zoo.inspect.INPUT_WIDTHS"
+        )
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = [
+            tf.compat.v1.placeholder(tf.float32, [None, INPUT_WIDTHS[p.name]], name=p.name)
+            for p in tensors
+        ]
+        result = builder(*inputs, **builder_kwargs)
+    return graph, result
+
+
+def inspect_model(name, tied=None, **builder_kwargs):
+    """Lists the variables of a registered builder and their readers.
+
+    Args:
+        name, tied, builder_kwargs: as :func:`build_model`.
+
+    Returns:
+        ``(rows, graph)``: :class:`VariableRow` sorted by name, and the graph.
+
+    Raises:
+        ZooError: as :func:`build_model`.
+    """
+    graph, _ = build_model(name, tied, **builder_kwargs)
+    with graph.as_default():
+        variables = tf.compat.v1.global_variables()
+        trainable = {id(v) for v in tf.compat.v1.trainable_variables()}
+    rows = [
+        VariableRow(
+            name=v.name.split(":")[0],
+            shape=v.shape.as_list(),
+            dtype=v.dtype.base_dtype.name,
+            parameters=int(np.prod(v.shape.as_list())),
+            trainable=id(v) in trainable,
+            readers=readers(v),
+        )
+        for v in variables
+    ]
+    return sorted(rows, key=lambda row: row.name), graph
+
+
+def readers(variable):
+    """Returns the names of the ops that use the value of a graph-mode resource variable.
+
+    Initialisation and ``Read`` ops that nothing consumes are not readers.
+    """
+    reads = (op for op in variable.handle.consumers() if op.type == "ReadVariableOp")
+    return tuple(
+        consumer.name for read in reads for consumer in read.outputs[0].consumers()
+    )
+
+
+def inspect_checkpoint(path, model_rows=()):
+    """Lists the entries of a checkpoint.
+
+    Args:
+        path: checkpoint prefix, or a directory with a ``checkpoint`` file.
+        model_rows: rows of the model the checkpoint belongs to (from
+            :func:`inspect_model`); entries of the same name take their
+            ``trainable`` and ``readers`` from them.
+
+    Returns:
+        :class:`VariableRow` sorted by name.
+
+    Raises:
+        DataError: no readable checkpoint at ``path``.
+    """
+    _, reader = read_checkpoint(path)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    known = {row.name: row for row in model_rows}
+    rows = []
+    for name in sorted(shapes):
+        model_row = known.get(name)
+        rows.append(
+            VariableRow(
+                name=name,
+                shape=list(shapes[name]),
+                dtype=dtypes[name].name,
+                parameters=int(np.prod(shapes[name])),
+                trainable=model_row.trainable if model_row else None,
+                readers=model_row.readers if model_row else (),
+            )
+        )
+    return rows
+
+
+def format_table(rows):
+    """Returns the rows as a text table grouped by scope, with parameter counts."""
+    header = ("name", "shape", "dtype", "parameters", "trainable", "readers")
+    lines = []
+    for scope in sorted({row.scope for row in rows}):
+        group = [row for row in rows if row.scope == scope]
+        total = sum(row.parameters for row in group)
+        lines.append((f"[{scope or '/'}]", "", "", f"{total:,}", "", ""))
+        lines.extend(
+            (
+                "  " + row.name.rpartition("/")[2],
+                str(row.shape),
+                row.dtype,
+                f"{row.parameters:,}",
+                {True: "yes", False: "no", None: "?"}[row.trainable],
+                ", ".join(row.readers) or "-",
+            )
+            for row in group
+        )
+    total = sum(row.parameters for row in rows)
+    lines.append((f"total: {len(rows)} variables", "", "", f"{total:,}", "", ""))
+    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) for cell, width in zip(line, widths, strict=True)
+        ).rstrip()
+        for line in [header, *lines]
+    )
+
+
+def write_graph(graph, logdir):
+    """Writes ``graph`` as a TensorBoard event file under ``logdir``; returns ``logdir``."""
+    with graph.as_default():
+        tf.compat.v1.summary.FileWriter(logdir, graph=graph).close()
+    return logdir

@@ -1,0 +1,255 @@
+"""The same scope-based builders in eager mode, in ``tf.function`` and in a graph.
+
+In eager mode ``tf.compat.v1.get_variable`` silently makes a new variable on
+every call. :func:`share` wraps a zoo builder in a scope-keyed variable store:
+the first call creates the variables, with the names graph mode gives them
+(``ae/encoder/W:0``), and every later call reuses them; a later call that would
+create a variable raises instead. ``reuse`` keeps its TF1 meaning across
+``share`` objects of one scope: False claims a new scope, True shares one that
+exists, ``tf.compat.v1.AUTO_REUSE`` does either.
+
+:func:`save_by_name` and :func:`restore_by_name` move variables between graph
+mode and eager mode through TF1-format checkpoints, matched by variable name.
+
+Usage::
+
+    model = share(autoencoder, "ae", tied=True)
+    loss = model(x).loss                      # creates ae/encoder/W, ...
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = model(x).loss              # the same variables
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    evaluation = share(autoencoder, "ae", reuse=True, tied=True)  # shares them too
+    restore_by_name(model.variables, "runs/autoencoder/model.ckpt")
+"""
+
+import contextlib
+import gc
+import weakref
+
+import tensorflow as tf
+from tensorflow.python.ops import variable_scope as _vs
+
+from layers.errors import DataError, ScopeError, ShapeError
+from layers.variables import full_name
+from zoo.models.scoping import AUTO_REUSE, check_scope_args
+
+# Full scope name -> the store holding its eager variables, while a share() uses it.
+_STORES = weakref.WeakValueDictionary()
+
+
+def variable_store():
+    """Returns a new, empty variable store that shares variables by name when active.
+
+    Under ``with variable_store().as_default():`` the zoo's layers may run
+    eagerly: ``get_variable`` returns the stored variable of a name if there is
+    one, and creates and stores it otherwise.
+    """
+    return _vs.EagerVariableStore()
+
+
+def share(builder, scope, reuse=False, **builder_kwargs):
+    """Wraps ``builder`` so that its variables are created once and then reused.
+
+    Args:
+        builder: a zoo builder ``builder(*tensors, scope=, reuse=, **kwargs)``,
+            e.g. :func:`zoo.autoencoder`.
+        scope: the builder's variable scope, relative to the scope current at
+            the first call.
+        reuse: False to create the scope's variables (raises if another
+            ``share`` of the scope made them), True to use the variables another
+            ``share`` of the scope made (raises if there are none),
+            ``tf.compat.v1.AUTO_REUSE`` for either.
+        **builder_kwargs: passed to every call of the builder (``tied``, sizes).
+
+    Returns:
+        A :class:`Shared` callable.
+
+    Raises:
+        ScopeError: an empty scope or an invalid reuse value.
+    """
+    return Shared(builder, scope, reuse, builder_kwargs)
+
+
+class Shared:
+    """A builder bound to one scope and one set of variables (see :func:`share`)."""
+
+    def __init__(self, builder, scope, reuse, builder_kwargs):
+        check_scope_args(scope, reuse)
+        self._builder = builder
+        self._scope = scope
+        self._reuse = reuse
+        self._builder_kwargs = builder_kwargs
+        self._scope_name = None
+        self._store = None
+        self._graphs = weakref.WeakSet()
+
+    def __call__(self, *args, **kwargs):
+        """Builds the model on ``args``; returns what the builder returns.
+
+        Raises:
+            ScopeError: the first call breaks the ``reuse`` rule, or a later call
+                would create a variable the first call did not (other arguments).
+            Others: what the builder raises.
+        """
+        kwargs = {**self._builder_kwargs, **kwargs}
+        if not (tf.executing_eagerly() or tf.inside_function()):
+            return self._call_in_graph(args, kwargs)
+        store = self._bind_store()
+        creating = not self.variables
+        with store.as_default(), self._creation_guard(creating):
+            return self._builder(*args, scope=self._scope, reuse=AUTO_REUSE, **kwargs)
+
+    def _call_in_graph(self, args, kwargs):
+        """Graph mode: the graph is the store; later calls in a graph pass reuse=True."""
+        graph = tf.compat.v1.get_default_graph()
+        reuse = True if graph in self._graphs else self._reuse
+        result = self._builder(*args, scope=self._scope, reuse=reuse, **kwargs)
+        self._scope_name = self._scope_name or full_name(self._scope)
+        self._graphs.add(graph)
+        return result
+
+    def _bind_store(self):
+        """Returns this object's store, choosing it at the first call by ``reuse``."""
+        if self._store is not None:
+            return self._store
+        name = full_name(self._scope)
+        existing = _STORES.get(name)
+        if existing is not None and self._reuse in (False, None):
+            gc.collect()  # a share() nobody references, held only by a cycle, lets go
+            existing = _STORES.get(name)
+        if existing is not None and existing.variables() and self._reuse in (False, None):
+            raise ScopeError(
+                f"{name}: expected no variables under {name} yet (reuse=False), found "
+                f"{len(existing.variables())} made by another zoo.share of this scope; "
+                "pass reuse=True or tf.compat.v1.AUTO_REUSE to share them, or use "
+                "another scope"
+            )
+        if (existing is None or not existing.variables()) and self._reuse is True:
+            raise ScopeError(
+                f"{name}: expected variables under {name} to exist (reuse=True), found "
+                "none; call a zoo.share of this scope with reuse=False first, or pass "
+                "reuse=tf.compat.v1.AUTO_REUSE"
+            )
+        self._store = existing if existing is not None else variable_store()
+        _STORES[name] = self._store
+        self._scope_name = name
+        return self._store
+
+    def _creation_guard(self, creating):
+        """Allows variable creation only while the scope has no variables yet."""
+        if creating:
+            return contextlib.nullcontext()
+
+        def refuse(next_creator, **kwargs):
+            raise ScopeError(
+                f"{self._scope_name}: expected this call to reuse the variables of the "
+                f"first call, found it would create {kwargs.get('name')}; call with the "
+                "arguments of the first call (sizes, tied=...), or share another scope"
+            )
+
+        return tf.variable_creator_scope(refuse)
+
+    @property
+    def scope_name(self):
+        """The full variable scope, known after the first call (None before)."""
+        return self._scope_name
+
+    @property
+    def variables(self):
+        """The scope's variables by name: the store's; in graph mode the graph's."""
+        if self._scope_name is None:
+            return []
+        prefix = self._scope_name + "/"
+        if tf.executing_eagerly() or tf.inside_function():
+            candidates = self._store.variables() if self._store is not None else []
+        else:
+            candidates = tf.compat.v1.global_variables()
+        return sorted((v for v in candidates if v.name.startswith(prefix)), key=_name)
+
+    @property
+    def trainable_variables(self):
+        """The trainable ones among :attr:`variables`."""
+        return [v for v in self.variables if v.trainable]
+
+
+def _name(variable):
+    """Returns the checkpoint name of a variable: its name without ``:0``."""
+    return variable.name.split(":")[0]
+
+
+def save_by_name(variables, path, session=None):
+    """Writes a TF1-format checkpoint that ``tf.compat.v1.train.Saver`` can restore.
+
+    Args:
+        variables: the variables; each is stored under its name without ``:0``.
+        path: checkpoint prefix.
+        session: the session in graph mode; None in eager mode.
+
+    Returns:
+        The checkpoint prefix written.
+    """
+    return _saver(variables, session).save(session, path, write_meta_graph=False)
+
+
+def restore_by_name(variables, path, session=None):
+    """Loads every variable from the checkpoint entry of the same name.
+
+    Works for checkpoints written by ``tf.compat.v1.train.Saver`` in graph mode
+    and by :func:`save_by_name`, in graph mode (pass ``session``) and eagerly.
+
+    Args:
+        variables: the variables to load; entries not asked for are ignored.
+        path: checkpoint prefix or the directory holding a ``checkpoint`` file.
+        session: the session in graph mode; None in eager mode.
+
+    Raises:
+        DataError: no readable checkpoint at ``path``.
+        ScopeError: a variable has no entry of its name in the checkpoint.
+        ShapeError: an entry has another shape than its variable.
+    """
+    path, reader = read_checkpoint(path)
+    shapes = reader.get_variable_to_shape_map()
+    for variable in variables:
+        name = _name(variable)
+        if name not in shapes:
+            raise ScopeError(
+                f"{path}: expected an entry {name}, found only {sorted(shapes)[:6]}...; "
+                "restore variables built under the scope the checkpoint was saved from"
+            )
+        if list(shapes[name]) != variable.shape.as_list():
+            raise ShapeError(
+                f"{path}: expected {name} with shape {variable.shape.as_list()}, found "
+                f"{list(shapes[name])}; build the model with the checkpoint's sizes"
+            )
+    _saver(variables, session).restore(session, path)
+
+
+def _saver(variables, session):
+    """A Saver of ``variables`` by name, built in the session's graph when there is one."""
+    graph = session.graph.as_default() if session else contextlib.nullcontext()
+    with graph:
+        return tf.compat.v1.train.Saver(var_list={_name(v): v for v in variables})
+
+
+def read_checkpoint(path):
+    """Opens a checkpoint by prefix or by the directory holding a ``checkpoint`` file.
+
+    Returns:
+        ``(prefix, reader)``: the resolved prefix and a ``tf.train.CheckpointReader``.
+
+    Raises:
+        DataError: no readable checkpoint at ``path``.
+    """
+    path = tf.train.latest_checkpoint(path) or path
+    try:
+        return path, tf.train.load_checkpoint(path)
+    except (ValueError, tf.errors.OpError):
+        raise DataError(
+            f"{path}: expected a TensorFlow checkpoint, found none readable; pass the "
+            "prefix a Saver wrote (e.g. runs/x/model.ckpt-1000)"
+        ) from None
