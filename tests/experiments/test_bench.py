@@ -1,0 +1,61 @@
+"""The benchmark: its matmul count, its flag checks and a --quick smoke run (no timing)."""
+
+import json
+import math
+
+import pytest
+
+from experiments import bench
+from layers.errors import ZooError
+
+CONTENDERS = {"ours", "ours_tf_data", "ours_graph_input", "keras", "tf_function", "limit"}
+
+
+@pytest.mark.parametrize("variant", ["untied", "tied"])
+def test_autoencoder_step_needs_two_forward_and_three_backward_products(variant):
+    shapes = bench.needed_matmuls(bench.Case("autoencoder", variant, 128), 784, 10)
+
+    outputs = sorted(
+        (a[1] if ta else a[0], b[0] if tb else b[1]) for a, b, ta, tb in shapes
+    )
+    # forward x@W, code@W_dec; backward d_code, dW_dec, dW_enc; never d_x [128, 784]
+    assert outputs == [(128, 625), (128, 625), (128, 784), (625, 784), (784, 625)]
+
+
+def test_mlp_step_needs_three_forward_and_five_backward_products():
+    shapes = bench.needed_matmuls(bench.Case("mlp", "625-625", 100), 784, 10)
+
+    assert len(shapes) == 8
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--rounds", "0"], ["--warmup", "-1"], ["--steps", "3", "--rounds", "4"]],
+)
+def test_bad_rounds_or_warmup_are_refused_before_any_work(flags, tmp_path):
+    with pytest.raises(ZooError, match=r"--rounds/--warmup: expected rounds > 0"):
+        bench.main([*flags, "--data-dir", str(tmp_path / "absent"), "--json", "x.json"])
+
+
+@pytest.mark.slow
+def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_path):
+    path = tmp_path / "bench.json"
+
+    assert bench.main(["--quick", "--data-dir", tiny_data_dir, "--json", str(path)]) == 0
+
+    results = json.loads(path.read_text())
+    assert results["machine"]["cores"] > 0
+    assert results["machine"]["tensorflow"] and results["machine"]["device"]
+    assert results["peak_rss_mib"] > 0
+    for model, variants in (("autoencoder", {"untied", "tied"}), ("mlp", {"625-625"})):
+        entry = results[model]
+        for key in ("ratio_keras", "ratio_tf_function", "ratio_limit"):
+            assert entry[key] > 0
+        assert set(entry["variants"]) == variants
+        for timing in entry["variants"].values():
+            for table in ("steps_per_s", "median_steps_per_s", "cpu_ms_per_step"):
+                assert set(timing[table]) == CONTENDERS
+                assert all(v > 0 and math.isfinite(v) for v in timing[table].values())
+            assert timing["next_batch_ms"] > 0
+            assert math.isfinite(timing["feed_fraction"])
+            assert math.isfinite(timing["cpu_feed_fraction"])
