@@ -196,11 +196,45 @@ def default_out(experiment):
     return os.path.join("runs", experiment, time.strftime("%Y%m%d-%H%M%S"))
 
 
-def load_data(args, validation=5000):
-    """Loads ``args.dataset`` from ``args.data_dir`` (see :func:`zoo.data.load_mnist`)."""
+def add_validation_flag(
+    p,
+    help_text="training examples held out from the start of the "
+    "training split (the seeds train on the other 55,000); 0 trains on all",
+):
+    """Adds ``--validation N`` (default 5000) to an experiment's parser."""
+    p.add_argument("--validation", type=int, default=5000, help=help_text)
+
+
+def load_data(args, validation=None):
+    """Loads ``args.dataset`` from ``args.data_dir`` (see :func:`zoo.data.load_mnist`).
+
+    Args:
+        args: the parsed flags.
+        validation: training examples held out; None takes ``args.validation``.
+
+    Raises:
+        ZooError: a negative validation count; DataError from the loader.
+    """
+    if validation is None:
+        validation = args.validation
+    if validation < 0:
+        raise ZooError(
+            f"--validation: expected a count >= 0, found {validation}; pass 0 or more"
+        )
     return load_mnist(
         args.dataset, data_dir=args.data_dir, validation=validation, seed=args.seed
     )
+
+
+def log_period(steps, period=1000):
+    """Returns ``period``, or ``steps // 5`` for shorter runs so a curve has 5+ points."""
+    return max(1, min(period, steps // 5))
+
+
+def add_scalar(writer, tag, value, step):
+    """Writes one scalar to a TensorBoard ``FileWriter``."""
+    value = tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
+    writer.add_summary(tf.compat.v1.Summary(value=[value]), step)
 
 
 def atomic_write(path, data):
@@ -697,10 +731,7 @@ def _report(desc, step, value, on_log, writer):
     if on_log:
         on_log(step, value)
     if writer:
-        summary = tf.compat.v1.Summary(
-            value=[tf.compat.v1.Summary.Value(tag=f"{desc}/loss", simple_value=value)]
-        )
-        writer.add_summary(summary, step)
+        add_scalar(writer, f"{desc}/loss", value, step)
 
 
 def _non_finite(desc, step, value, last_finite, checkpoints):

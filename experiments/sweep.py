@@ -346,11 +346,8 @@ def main(argv=None):
     parser.add_argument(
         "--hidden", default="625,625", help="comma-separated widths of the hidden layers"
     )
-    parser.add_argument(
-        "--validation",
-        type=int,
-        default=5000,
-        help="training examples held out to pick the best configuration",
+    runner.add_validation_flag(
+        parser, "training examples held out to pick the best configuration"
     )
     args = runner.parse_args(parser, argv)
     configurations = grid(args)
@@ -363,7 +360,7 @@ def main(argv=None):
     run = runner.RunDir(
         args.out or runner.default_out("sweep"), args.overwrite, resume=args.resume
     )
-    data = runner.load_data(args, validation=args.validation)
+    data = runner.load_data(args)
     checkpointer = runner.Checkpointer(run, args)
 
     start = time.perf_counter()
