@@ -1,0 +1,130 @@
+"""The autoencoder experiment: outputs of a quick run, reproducibility, bad flags."""
+
+import json
+import math
+import os
+
+import pytest
+import tensorflow as tf
+
+from experiments import autoencoder, runner
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def quick_argv(data_dir, out, *extra):
+    return [
+        "--quick",
+        "--data-dir",
+        data_dir,
+        "--validation",
+        "0",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def read_events(directory):
+    """Returns (scalar tags, whether a graph was written) of a TensorBoard directory."""
+    tags, has_graph = set(), False
+    for name in os.listdir(directory):
+        for event in tf.compat.v1.train.summary_iterator(os.path.join(directory, name)):
+            has_graph |= bool(event.graph_def)
+            tags.update(value.tag for value in event.summary.value)
+    return tags, has_graph
+
+
+def assert_png(path):
+    with open(path, "rb") as f:
+        assert f.read(8) == PNG_MAGIC
+
+
+@pytest.mark.slow
+def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert (
+        autoencoder.main(
+            quick_argv(tiny_data_dir, out, "--steps", "60", "--batch-size", "32")
+        )
+        == 0
+    )
+
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["variants"]) == {"untied", "tied"}
+    assert isinstance(results["tied_below_untied"], bool)
+    for variant, result in results["variants"].items():
+        steps, losses = zip(*result["losses"], strict=True)
+        assert steps == (0, 12, 24, 36, 48)
+        assert all(math.isfinite(loss) for loss in losses)
+        assert losses[-1] < losses[0] - 0.05
+        assert 0 < result["test_loss"] < losses[0]
+        assert result["steps"] == 60 and result["seed"] == 0
+        assert result["dataset"] == "mnist"
+        assert result["steps_per_second"] > 0 and result["wall_time_s"] > 0
+        assert result["reference"]["test_loss"] == pytest.approx(
+            {"untied": 0.183986, "tied": 0.147831}[variant]
+        )
+        tags, has_graph = read_events(out / "tensorboard" / variant)
+        assert has_graph
+        assert {f"{variant}/loss", f"{variant}/test_loss"} <= tags
+    assert_png(out / "loss_curves.png")
+    assert_png(out / "reconstructions.png")
+
+    printed = capsys.readouterr().out
+    assert "  step, loss =      0: " in printed
+    assert printed.count("loss (test) = ") == 2
+
+
+def train_variant(data_dir, out, seed):
+    """Trains the tied variant 20 steps, no plots; returns (result, reconstructions)."""
+    argv = ["--data-dir", data_dir, "--validation", "0", "--steps", "20", "--seed", seed]
+    argv += ["--batch-size", "32", "--out", str(out)]
+    args = runner.parse_args(autoencoder.build_parser(), argv)
+    run = runner.run_dir(args, "autoencoder")
+    return autoencoder.run_variant("tied", args, runner.load_data(args), run)
+
+
+@pytest.mark.slow
+def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
+    first, first_images = train_variant(tiny_data_dir, tmp_path / "a", "3")
+    again, again_images = train_variant(tiny_data_dir, tmp_path / "b", "3")
+    other, _ = train_variant(tiny_data_dir, tmp_path / "c", "4")
+    assert first["losses"] == again["losses"]
+    assert first["test_loss"] == again["test_loss"]
+    assert (first_images == again_images).all()
+    assert first["losses"] != other["losses"]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--steps", "-5"], "--steps: expected a positive integer, found -5"),
+        (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
+        ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
+        (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
+    ],
+)
+def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
+    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(autoencoder.main, argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: ") and message in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_help_documents_every_flag(capsys):
+    with pytest.raises(SystemExit):
+        autoencoder.main(["--help"])
+    text = capsys.readouterr().out
+    flags = ["--steps", "--batch-size", "--dataset", "--data-dir", "--seed", "--variant"]
+    for flag in [*flags, "--out", "--quick", "--validation"]:
+        assert flag in text
+
+
+@pytest.mark.parametrize("steps, period", [(10001, 1000), (5000, 1000), (300, 60), (3, 1)])
+def test_log_period(steps, period):
+    assert runner.log_period(steps) == period
