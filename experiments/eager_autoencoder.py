@@ -1,0 +1,194 @@
+"""The tied autoencoder trained eagerly (tf.function) and in graph mode, side by side.
+
+The eager run builds the seed's tied 784-625-784 autoencoder through
+``zoo.share`` and trains it with ``tf.GradientTape`` and Keras 3's Adagrad
+(learning rate 0.1, initial accumulator 0.1) inside ``tf.function``. The graph
+run builds the same model with ``zoo.autoencoder`` and trains it with
+``tf.compat.v1.train.AdagradOptimizer`` (learning rate 0.1, initial accumulator
+0.1). Both start from the same weights (the eager initial values, moved to the
+graph by name through a checkpoint) and see the same batches, so their test
+losses must agree within ``--tolerance``; the two optimizers differ only by
+Keras's epsilon (1e-7) under the square root.
+
+Usage::
+
+    python -m experiments.eager_autoencoder --dataset fashion_mnist \
+        --data-dir /usr/share/datasets/fashion-mnist --steps 2000
+    python -m experiments.eager_autoencoder --quick --data-dir DIR
+
+Writes ``results.json`` (both test losses, their difference, the tolerance),
+``losses.csv``, ``loss_curves.png`` and ``initial.ckpt*`` into the run
+directory; exits 1 when the difference exceeds the tolerance.
+"""
+
+import time
+
+import keras
+import matplotlib
+import tensorflow as tf
+
+from experiments import runner
+from experiments.autoencoder import LEARNING_RATE, N_PIXELS
+from layers.errors import ZooError
+from zoo.models import autoencoder
+from zoo.share import restore_by_name, save_by_name, share
+
+SCOPE = "autoencoder"
+INITIAL_ACCUMULATOR = 0.1  # Keras's Adagrad default, passed to TF1's explicitly
+TOLERANCE = 1e-3  # absolute, on the mean binary cross-entropy (about 0.1 to 0.7)
+
+
+def build_parser():
+    """Returns the experiment's argument parser."""
+    p = runner.parser(
+        "Train the tied autoencoder eagerly (zoo.share, tf.GradientTape, Keras Adagrad "
+        "under tf.function) and in graph mode (tf.compat.v1 Adagrad) from the same "
+        "weights and batches, and compare the test losses.",
+        steps=10001,
+        batch_size=128,
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=TOLERANCE,
+        help="largest accepted |eager - graph| test loss; the run exits 1 beyond it",
+    )
+    runner.add_validation_flag(p)
+    return p
+
+
+def initial_weights(args, data, run):
+    """Creates the eager model's variables from ``--seed``; saves them as a checkpoint.
+
+    Returns:
+        ``(model, checkpoint prefix)``: the ``zoo.share`` callable and the path.
+    """
+    tf.random.set_seed(args.seed)
+    model = share(autoencoder, SCOPE, tied=True)
+    model(tf.constant(data.test.images[:1]))
+    return model, save_by_name(model.variables, run.file("initial.ckpt"))
+
+
+def train_eager(model, args, data):
+    """Trains ``model`` with a GradientTape step under tf.function; returns the result."""
+    optimizer = keras.optimizers.Adagrad(
+        LEARNING_RATE, initial_accumulator_value=INITIAL_ACCUMULATOR
+    )
+
+    @tf.function
+    def train_step(images):
+        with tf.GradientTape() as tape:
+            loss = model(images).loss
+        variables = model.trainable_variables
+        optimizer.apply_gradients(
+            zip(tape.gradient(loss, variables), variables, strict=True)
+        )
+        return loss
+
+    every = runner.log_period(args.steps)
+    logged = []
+    data.train.restore({"epoch": 0, "position": 0})
+    start = time.perf_counter()
+    for step in range(args.steps):
+        loss = train_step(tf.constant(data.train.next_batch(args.batch_size)[0]))
+        if step % every == 0:
+            logged.append((step, float(loss)))
+    speed = args.steps / (time.perf_counter() - start)
+    test_loss = float(model(tf.constant(data.test.images)).loss)
+    return {"test_loss": test_loss, "losses": logged, "steps_per_second": speed}
+
+
+def train_graph(initial, args, data):
+    """Trains ``zoo.autoencoder`` in a graph from the ``initial`` checkpoint."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
+        model = autoencoder(x, tied=True, scope=SCOPE)
+        optimizer = tf.compat.v1.train.AdagradOptimizer(
+            LEARNING_RATE, initial_accumulator_value=INITIAL_ACCUMULATOR
+        )
+        train_op = optimizer.minimize(model.loss)
+        x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+        evaluation = autoencoder(x_test, tied=True, scope=SCOPE, reuse=True)
+        weights = tf.compat.v1.trainable_variables()
+        init = tf.compat.v1.global_variables_initializer()
+    data.train.restore({"epoch": 0, "position": 0})
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        restore_by_name(weights, initial, session)
+        logged, speed = runner.train_loop(
+            session,
+            train_op,
+            model.loss,
+            data.train,
+            args.steps,
+            args.batch_size,
+            lambda images, _labels: {x: images},
+            log_every=runner.log_period(args.steps),
+            desc="graph",
+        )
+        test_loss = float(session.run(evaluation.loss, {x_test: data.test.images}))
+    return {"test_loss": test_loss, "losses": logged, "steps_per_second": speed}
+
+
+def plot_losses(eager, graph):
+    """Returns a figure of both training-loss curves."""
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for label, result, style in (("eager", eager, "-"), ("graph", graph, "--")):
+        steps, losses = zip(*result["losses"], strict=True)
+        axes.plot(steps, losses, style, label=f"{label} (test {result['test_loss']:.4f})")
+    axes.set(xlabel="step", ylabel="training loss (batch)", title="tied autoencoder")
+    axes.legend()
+    return figure
+
+
+def main(argv=None):
+    """Runs both trainings and writes the comparison; returns 1 beyond the tolerance."""
+    args = runner.parse_args(build_parser(), argv)
+    if args.tolerance < 0:
+        raise ZooError(
+            f"--tolerance: expected a number >= 0, found {args.tolerance}; pass e.g. 1e-3"
+        )
+    if args.resume:
+        raise ZooError(
+            f"--resume {args.resume}: expected a fresh run, found --resume, which this "
+            "experiment does not support (both runs are short); drop --resume"
+        )
+    run = runner.RunDir(args.out or runner.default_out("eager_autoencoder"), args.overwrite)
+    data = runner.load_data(args)
+    model, initial = initial_weights(args, data, run)
+    eager = train_eager(model, args, data)
+    graph = train_graph(initial, args, data)
+    difference = abs(eager["test_loss"] - graph["test_loss"])
+    results = {
+        "eager": eager,
+        "graph": graph,
+        "difference": difference,
+        "tolerance": args.tolerance,
+        "within_tolerance": difference <= args.tolerance,
+        "dataset": data.name,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "seed": args.seed,
+    }
+    run.write_json("results.json", results)
+    run.write_csv(
+        "losses.csv",
+        [
+            {"step": step, "eager": e, "graph": g}
+            for (step, e), (_, g) in zip(eager["losses"], graph["losses"], strict=True)
+        ],
+    )
+    run.save_figure("loss_curves.png", plot_losses(eager, graph))
+    print(
+        f"test loss: eager {eager['test_loss']:.6f}, graph {graph['test_loss']:.6f}, "
+        f"difference {difference:.2e} (tolerance {args.tolerance:g})"
+    )
+    return 0 if results["within_tolerance"] else 1
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
