@@ -1,0 +1,169 @@
+"""Past vs current: one network evaluated with last step's and this step's parameters.
+
+The seed's question (Stack Overflow 48555964): evaluate network B on a batch with
+its parameters from the previous step and from the current step, in the same
+training step, without saving a checkpoint every step. Here B is the MLP
+classifier built twice, under ``current`` and under a frozen ``past`` copy. One
+``session.run`` per step
+
+1. evaluates both on the batch and measures how far apart they are,
+2. then syncs ``past := current`` (a grouped assign op),
+3. then applies the optimizer to ``current``,
+
+ordered by control dependencies. ``divergence.csv`` holds the per-step numbers,
+``divergence.png`` the plot, ``results.json`` the summary and a check that the
+past network really lags one step behind.
+
+Usage::
+
+    make experiment-snapshot DATA_DIR=/usr/share/datasets/fashion-mnist \\
+        DATASET=fashion_mnist
+    python -m experiments.snapshot --data-dir DIR --quick --out runs/snapshot/quick
+"""
+
+import time
+
+import numpy as np
+import tensorflow as tf
+from tqdm import tqdm
+
+from experiments import runner
+from layers.errors import ZooError
+from zoo.models import mlp_classifier
+from zoo.state import copy_scope, frozen_copy
+
+v1 = tf.compat.v1
+PROBE_SIZE = 256
+
+
+def build_step(current, past, learning_rate):
+    """Returns ``(metrics, step_op)``: evaluate both, then sync, then train.
+
+    Args:
+        current: the live :class:`zoo.models.Classifier` (scope ``current``).
+        past: the :class:`zoo.state.Snapshot` of it.
+        learning_rate: Adam's learning rate.
+
+    Returns:
+        A dict of scalar tensors (``kl``, ``mean_abs_diff``, ``disagreement``,
+        ``loss``) and the op that syncs and trains after they are computed.
+    """
+    past_out = past.output
+    log_current = tf.nn.log_softmax(current.logits)
+    log_past = tf.nn.log_softmax(past_out.logits)
+    metrics = {
+        "kl": tf.reduce_mean(
+            tf.reduce_sum(tf.exp(log_current) * (log_current - log_past), axis=1)
+        ),
+        "mean_abs_diff": tf.reduce_mean(tf.abs(current.y_pred - past_out.y_pred)),
+        "disagreement": tf.reduce_mean(
+            tf.cast(
+                tf.not_equal(tf.argmax(current.logits, 1), tf.argmax(past_out.logits, 1)),
+                tf.float32,
+            )
+        ),
+        "loss": current.loss,
+    }
+    with tf.control_dependencies(list(metrics.values())):
+        sync = copy_scope(current.scope_name, past.scope_name)
+    with tf.control_dependencies([sync.op]):
+        train = v1.train.AdamOptimizer(learning_rate).minimize(current.loss)
+    return metrics, train
+
+
+def plot(rows):
+    """Returns a figure: KL(current || past) and argmax disagreement per step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [row["step"] for row in rows]
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    top.semilogy(steps[1:], [row["kl"] for row in rows[1:]], lw=0.8)
+    top.set_ylabel("KL(current || past)")
+    top.set_title("Network B on the same batch: parameters of step t vs step t-1")
+    bottom.plot(steps, [row["disagreement"] for row in rows], lw=0.8, color="tab:red")
+    bottom.set_ylabel("argmax disagreement")
+    bottom.set_xlabel("training step")
+    return figure
+
+
+def main(argv=None):
+    p = runner.parser(
+        "Evaluate the MLP classifier with its previous and current parameters in one "
+        "session.run per step, sync past := current, train; plot their divergence.",
+        steps=2000,
+        batch_size=100,
+        quick_steps=50,
+    )
+    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
+    p.add_argument(
+        "--hidden", type=int, nargs="+", default=[625, 625], help="hidden layer widths"
+    )
+    args = runner.parse_args(p, argv)
+    if args.learning_rate <= 0 or min(args.hidden) <= 0:
+        raise ZooError(
+            f"--learning-rate/--hidden: expected positive values, found "
+            f"{args.learning_rate} and {args.hidden}; pass values > 0"
+        )
+    run = runner.RunDir(args.out or runner.default_out("snapshot"), args.overwrite)
+    data = runner.load_data(args, validation=0)
+    probe = data.test.images[:PROBE_SIZE]
+
+    with tf.Graph().as_default():
+        v1.set_random_seed(args.seed)
+        x = v1.placeholder(tf.float32, [None, 784], name="x")
+        y = v1.placeholder(tf.float32, [None, 10], name="y")
+
+        def builder(scope):
+            return mlp_classifier(x, y, scope=scope, hidden=tuple(args.hidden))
+
+        current = builder("current")
+        past = frozen_copy(builder, "current", "past")
+        metrics, step_op = build_step(current, past, args.learning_rate)
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            sess.run(past.sync_op)
+            rows = []
+            start = time.perf_counter()
+            for step in tqdm(range(args.steps), desc="snapshot", disable=None, leave=False):
+                if step == args.steps - 1:
+                    before_last = sess.run(current.y_pred, {x: probe})
+                images, labels = data.train.next_batch(args.batch_size)
+                values, _ = sess.run([metrics, step_op], {x: images, y: labels})
+                rows.append({"step": step, **{k: float(v) for k, v in values.items()}})
+            seconds = time.perf_counter() - start
+            past_after = sess.run(past.output.y_pred, {x: probe})
+            test_accuracy = sess.run(
+                current.accuracy, {x: data.test.images, y: data.test.labels}
+            )
+
+    kl = np.array([row["kl"] for row in rows])
+    results = {
+        "dataset": data.name,
+        "source": data.source,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "hidden": args.hidden,
+        "learning_rate": args.learning_rate,
+        "seed": args.seed,
+        "kl_first_step": kl[0],
+        "kl_mean": kl[1:].mean() if len(kl) > 1 else 0.0,
+        "kl_last_step": kl[-1],
+        "disagreement_mean": float(np.mean([row["disagreement"] for row in rows])),
+        "past_lags_one_step_max_abs_diff": float(np.abs(past_after - before_last).max()),
+        "test_accuracy": test_accuracy,
+        "steps_per_second": args.steps / seconds,
+    }
+    run.write_csv("divergence.csv", rows)
+    run.save_figure("divergence.png", plot(rows))
+    run.write_json("results.json", results)
+    print(
+        f"results in {run.path}: KL mean {results['kl_mean']:.3g}, "
+        f"test accuracy {test_accuracy:.4f}"
+    )
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
