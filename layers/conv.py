@@ -14,6 +14,7 @@ Usage::
 
 import tensorflow as tf
 
+from layers.base import Layer
 from layers.dense import check_size, scope_or_current, truncated_normal
 from layers.errors import ShapeError
 from layers.variables import full_name, get_variable
@@ -45,7 +46,7 @@ def check_images(owner, inputs, channels=None):
         )
 
 
-class Conv2D:
+class Conv2D(Layer):
     """``activation(conv2d(inputs, W) + b)``, stride 1, ``SAME`` padding by default.
 
     ``W`` is [size, size, n_in, n_out] and ``b`` is [n_out].
@@ -102,41 +103,7 @@ class Conv2D:
             conv = tf.nn.conv2d(inputs, self._w, strides=stride, padding=padding)
             self._logits = tf.nn.bias_add(conv, self._b)
             self._output = activation(self._logits)
-
-    @property
-    def input(self):
-        """The input tensor [batch, height, width, n_in]."""
-        return self._inputs
-
-    @property
-    def logits(self):
-        """The pre-activation ``conv2d(inputs, W) + b``."""
-        return self._logits
-
-    @property
-    def output(self):
-        """``activation(logits)`` [batch, height', width', n_out]."""
-        return self._output
-
-    @property
-    def w(self):
-        """The filter variable [size, size, n_in, n_out]."""
-        return self._w
-
-    @property
-    def b(self):
-        """The bias variable [n_out]."""
-        return self._b
-
-    @property
-    def params(self):
-        """The variables this layer created: ``[W, b]``."""
-        return [self._w, self._b]
-
-    @property
-    def scope_name(self):
-        """The full variable scope the layer's variables live in."""
-        return self._scope_name
+        self._params = [self._w, self._b]
 
 
 class MaxPool:

@@ -20,6 +20,7 @@ import contextlib
 
 import tensorflow as tf
 
+from layers.base import Layer
 from layers.errors import ShapeError, TieError
 from layers.variables import full_name, get_variable
 
@@ -75,7 +76,7 @@ def scope_or_current(scope):
     return tf.compat.v1.variable_scope(scope)
 
 
-class Dense:
+class Dense(Layer):
     """``activation(inputs @ W + b)`` with ``W`` [n_in, n_out] and ``b`` [n_out].
 
     Args:
@@ -136,41 +137,6 @@ class Dense:
         """Returns (weight tensor, list of variables this layer owns)."""
         weight = get_variable(owner, name, shape, initializer)
         return weight, [weight]
-
-    @property
-    def input(self):
-        """The input tensor [batch, n_in]."""
-        return self._inputs
-
-    @property
-    def logits(self):
-        """The pre-activation ``inputs @ W + b`` [batch, n_out]."""
-        return self._logits
-
-    @property
-    def output(self):
-        """``activation(logits)`` [batch, n_out]; the same tensor on every read."""
-        return self._output
-
-    @property
-    def w(self):
-        """The weight [n_in, n_out]: a variable, or a transpose op when tied."""
-        return self._w
-
-    @property
-    def b(self):
-        """The bias variable [n_out]."""
-        return self._b
-
-    @property
-    def params(self):
-        """The variables this layer created (a tied decoder does not own ``W``)."""
-        return list(self._params)
-
-    @property
-    def scope_name(self):
-        """The full variable scope the layer's variables live in."""
-        return self._scope_name
 
 
 class FullConnected(Dense):

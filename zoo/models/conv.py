@@ -19,7 +19,7 @@ import tensorflow as tf
 from layers.conv import Conv2D, MaxPool
 from layers.dense import FullConnected, ReadOut
 from layers.errors import ShapeError
-from zoo.models.mlp import Classifier, accuracy_of
+from zoo.models.mlp import classifier_head
 from zoo.models.scoping import builder_scope, input_width
 
 
@@ -71,16 +71,4 @@ def conv_classifier(
         if keep_prob is not None:
             h = tf.nn.dropout(h, rate=1.0 - keep_prob)
         readout = ReadOut(h, n_fc, n_classes, names=("W_fc2", "b_fc2"))
-        loss = tf.reduce_sum(
-            tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits),
-            name="loss",
-        )
-        accuracy = accuracy_of(readout.output, y)
-    return Classifier(
-        y_pred=readout.output,
-        logits=readout.logits,
-        loss=loss,
-        accuracy=accuracy,
-        layers=(*layers, fc, readout),
-        scope_name=var_scope.name,
-    )
+        return classifier_head(readout, y, [*layers, fc], var_scope.name)

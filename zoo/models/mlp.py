@@ -79,19 +79,36 @@ def mlp_classifier(
             if keep_prob is not None:
                 h = tf.nn.dropout(h, rate=1.0 - keep_prob)
         readout = ReadOut(h, width, n_classes, names=("W_RO", "b_RO"))
-        cross_entropy = tf.reduce_sum(
-            tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits)
-        )
         l2_sum = tf.add_n([tf.nn.l2_loss(layer.w) for layer in hidden_layers])
-        loss = tf.add(cross_entropy, l2 * l2_sum, name="loss")
-        accuracy = accuracy_of(readout.output, y)
+        return classifier_head(readout, y, hidden_layers, var_scope.name, l2 * l2_sum)
+
+
+def classifier_head(readout, y, layers, scope_name, penalty=None):
+    """Returns the :class:`Classifier` of a read-out layer.
+
+    Args:
+        readout: the :class:`layers.ReadOut`.
+        y: one-hot labels [batch, n_classes].
+        layers: the layers before the read-out.
+        scope_name: the model's full variable scope.
+        penalty: optional scalar added to the loss (weight decay).
+
+    Returns:
+        :class:`Classifier` whose loss is the cross-entropy summed over the batch,
+        plus ``penalty``.
+    """
+    loss = tf.reduce_sum(
+        tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits)
+    )
+    if penalty is not None:
+        loss += penalty
     return Classifier(
         y_pred=readout.output,
         logits=readout.logits,
-        loss=loss,
-        accuracy=accuracy,
-        layers=(*hidden_layers, readout),
-        scope_name=var_scope.name,
+        loss=tf.identity(loss, name="loss"),
+        accuracy=accuracy_of(readout.output, y),
+        layers=(*layers, readout),
+        scope_name=scope_name,
     )
 
 
