@@ -21,7 +21,8 @@ import time
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments import runner
+from experiments import rundir, runner
+from zoo import training
 from zoo.batches import GraphBatches
 from zoo.models import autoencoder
 
@@ -75,7 +76,7 @@ def run_variant(variant, args, data, run):
         variant: ``"untied"`` or ``"tied"``.
         args: the parsed flags.
         data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
-        run: the :class:`experiments.runner.RunDir`.
+        run: the :class:`experiments.rundir.RunDir`.
 
     Returns:
         ``(result dict, reconstructions of the first N_SHOWN test images)``.
@@ -103,7 +104,7 @@ def run_variant(variant, args, data, run):
         session.run(init)
         batches.initialize(session)
         print(f"Training ({variant})...")
-        logged, steps_per_second = runner.train_loop(
+        logged, steps_per_second = training.train_loop(
             session,
             train_op,
             model.loss,
@@ -119,7 +120,7 @@ def run_variant(variant, args, data, run):
         test_loss = float(session.run(evaluation.loss, {x_test: data.test.images}))
         shown = session.run(evaluation.decoded, {x_test: data.test.images[:N_SHOWN]})
     print(f"loss (test) = {test_loss:f}")
-    runner.add_scalar(writer, f"{variant}/test_loss", test_loss, args.steps)
+    training.add_scalar(writer, f"{variant}/test_loss", test_loss, args.steps)
     writer.close()
     result = {
         "test_loss": test_loss,
@@ -200,7 +201,7 @@ def main(argv=None):
     """
     args = runner.parse_args(build_parser(), argv)
     data = runner.load_data(args)
-    run = runner.run_dir(args, "autoencoder")
+    run = rundir.run_dir(args, "autoencoder")
     variants = VARIANTS if args.variant == "both" else (args.variant,)
     results, reconstructions = {}, {}
     for variant in variants:

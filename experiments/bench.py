@@ -6,7 +6,7 @@ training images, in one process:
 
 * ``ours``: the graph built by ``zoo`` reading its batches from
   :class:`zoo.batches.GraphBatches` (gathered in the graph, in the DataSet's
-  order, no ``feed_dict``), trained with ``runner.train_loop`` as the
+  order, no ``feed_dict``), trained with ``training.train_loop`` as the
   autoencoder experiment does;
 * ``ours_feed_dict``: the same graph and loop fed ``DataSet.next_batch``
   through ``feed_dict``;
@@ -45,8 +45,9 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
+from zoo import files, training
 from zoo.batches import GraphBatches, batch_dataset
 from zoo.models import autoencoder, mlp_classifier
 
@@ -110,7 +111,7 @@ def ours(case, train, args, source="graph"):
         source: ``"graph"`` (:class:`zoo.batches.GraphBatches`, as the
             autoencoder experiment does), ``"feed"`` (``next_batch`` through
             ``feed_dict``), or ``"fixed"`` (one batch held in a variable: no
-            input cost at all); the first two run ``runner.train_loop``.
+            input cost at all); the first two run ``training.train_loop``.
     """
     batches = dataclasses.replace(train, epoch=0, position=0)
     graph = tf.Graph()
@@ -152,7 +153,7 @@ def ours(case, train, args, source="graph"):
         return run
 
     def run(steps):
-        runner.train_loop(session, train_op, loss, batches, steps, case.batch_size, feed)
+        training.train_loop(session, train_op, loss, batches, steps, case.batch_size, feed)
 
     return run
 
@@ -549,7 +550,7 @@ def main(argv=None):
     run = (
         None
         if args.json
-        else runner.RunDir(args.out or runner.default_out("bench"), args.overwrite)
+        else rundir.RunDir(args.out or rundir.default_out("bench"), args.overwrite)
     )
     data = runner.load_data(args, validation=0)
     train = data.train if data.train.num_examples else data.test
@@ -578,7 +579,7 @@ def main(argv=None):
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))
     if args.json:
-        runner.atomic_write(args.json, json.dumps(results, indent=2) + "\n")
+        files.atomic_write(args.json, json.dumps(results, indent=2) + "\n")
     else:
         run.write_json("results.json", results)
         print(f"wrote {run.file('results.json')}")

@@ -26,7 +26,7 @@ import time
 
 import tensorflow as tf
 
-from experiments import ps, runner
+from experiments import ps, rundir, runner
 from layers.errors import ZooError
 from zoo.gradients import GradientStep
 from zoo.models.conv import conv_classifier
@@ -231,7 +231,7 @@ def main(argv=None):
             f"--repeats/--ps-steps: expected > 0 and >= 0, found {args.repeats} and "
             f"{args.ps_steps}; pass larger values"
         )
-    run = runner.RunDir(args.out or runner.default_out("bench_gradients"), args.overwrite)
+    run = rundir.RunDir(args.out or rundir.default_out("bench_gradients"), args.overwrite)
     data = runner.load_data(args, validation=0)
     one_run, overhead = one_run_and_overhead(args, data)
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}

@@ -37,7 +37,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
 from zoo.models import mlp_classifier
 from zoo.state import frozen_copy, restore_scope
@@ -229,9 +229,9 @@ def main(argv=None):
     }
     if args.json:
         directory, filename = os.path.split(os.path.abspath(args.json))
-        run = runner.RunDir(directory, overwrite=True)
+        run = rundir.RunDir(directory, overwrite=True)
     else:
-        run, filename = runner.RunDir(runner.default_out("bench_state")), "results.json"
+        run, filename = rundir.RunDir(rundir.default_out("bench_state")), "results.json"
     run.write_json(filename, results)
     for name, net in networks.items():
         print(

@@ -33,9 +33,10 @@ import keras
 import matplotlib
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from experiments.autoencoder import LEARNING_RATE, N_PIXELS
 from layers.errors import ZooError
+from zoo import training
 from zoo.models import autoencoder
 from zoo.share import restore_by_name, save_by_name, share
 
@@ -76,16 +77,16 @@ def initial_weights(args, data, run):
     return model, save_by_name(model.variables, run.file("initial.ckpt"))
 
 
-class EagerCheckpoint(runner.LoopCheckpoint):
+class EagerCheckpoint(training.LoopCheckpoint):
     """The eager loop's checkpoint ``<run>/checkpoints/eager.npz``, in the runner's format.
 
     It holds every variable given (the model's weights, the optimizer's
     accumulators, iteration count and learning rate) by name, and the step, the
     batch iterator position, the RNG states and the losses logged; saved
-    atomically (see :class:`runner.LoopCheckpoint`).
+    atomically (see :class:`training.LoopCheckpoint`).
 
     Args:
-        checkpointer: the run's :class:`runner.Checkpointer`.
+        checkpointer: the run's :class:`training.Checkpointer`.
         variables: the eager variables (``tf.Variable`` or ``keras.Variable``).
         batches: the training :class:`zoo.data.DataSet`.
         steps: the loop's length.
@@ -108,14 +109,14 @@ class EagerCheckpoint(runner.LoopCheckpoint):
             variable.assign(values[name])
 
     def restore(self):
-        """As :meth:`runner.LoopCheckpoint.restore`; a resumed run must have the file.
+        """As :meth:`training.LoopCheckpoint.restore`; a resumed run must have the file.
 
         Raises:
             ZooError: resuming a directory without this checkpoint, or as the base.
         """
         if self.owner.resume and not os.path.exists(self.path):
             raise ZooError(
-                f"{self.owner.run.path}: expected a run of "
+                f"{self.owner.directory}: expected a run of "
                 f"experiments.eager_autoencoder with {self.path}, found none; resume "
                 "the directory that experiment wrote to, or start afresh with --overwrite"
             )
@@ -130,7 +131,7 @@ def _checkpoint_name(variable):
 def train_eager(model, args, data, checkpointer):
     """Trains ``model`` with a GradientTape step under tf.function; returns the result.
 
-    Checkpoints as :func:`runner.train_loop` does (loop ``eager``).
+    Checkpoints as :func:`training.train_loop` does (loop ``eager``).
 
     Raises:
         RunInterrupted: SIGINT/SIGTERM arrived; a checkpoint was written.
@@ -167,7 +168,7 @@ def train_eager(model, args, data, checkpointer):
         images = data.train.next_batch(args.batch_size)[0]
         return train_step(tf.constant(images)), None
 
-    logged, speed = runner.run_steps(
+    logged, speed = training.run_steps(
         run_step,
         args.steps,
         checkpoint,
@@ -181,7 +182,7 @@ def train_eager(model, args, data, checkpointer):
 def train_graph(initial, args, data, run):
     """Trains ``zoo.autoencoder`` in a graph from the ``initial`` checkpoint.
 
-    Checkpoints through :func:`runner.train_loop` (loop ``graph``).
+    Checkpoints through :func:`training.train_loop` (loop ``graph``).
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -199,7 +200,7 @@ def train_graph(initial, args, data, run):
     with tf.compat.v1.Session(graph=graph) as session:
         session.run(init)
         restore_by_name(weights, initial, session)
-        logged, speed = runner.train_loop(
+        logged, speed = training.train_loop(
             session,
             train_op,
             model.loss,
@@ -243,7 +244,7 @@ def main(argv=None):
         raise ZooError(
             f"--tolerance: expected a number >= 0, found {args.tolerance}; pass e.g. 1e-3"
         )
-    run = runner.run_dir(args, "eager_autoencoder")
+    run = rundir.run_dir(args, "eager_autoencoder")
     data = runner.load_data(args)
     model, initial = initial_weights(args, data, run)
     eager = train_eager(model, args, data, run.checkpointer)

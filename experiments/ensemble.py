@@ -28,8 +28,9 @@ import time
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
+from zoo import training
 from zoo.data import DataSet
 from zoo.models import mlp_classifier, model_average
 
@@ -132,7 +133,7 @@ def run_case(case, args, data, run):
         case: ``"shared"`` or ``"independent"``.
         args: the parsed flags.
         data: the :class:`zoo.data.DataSets`.
-        run: the :class:`experiments.runner.RunDir`.
+        run: the :class:`experiments.rundir.RunDir`.
 
     Returns:
         The case's result dict.
@@ -182,12 +183,12 @@ def run_case(case, args, data, run):
                 tqdm.write(
                     f"  step, loss, accurary = {step:6d}: {loss:7.3f}, {accuracy:7.3f}"
                 )
-                runner.add_scalar(writer, f"{name}/loss", loss, step)
-                runner.add_scalar(writer, f"{name}/batch_accuracy", accuracy, step)
+                training.add_scalar(writer, f"{name}/loss", loss, step)
+                training.add_scalar(writer, f"{name}/batch_accuracy", accuracy, step)
 
             print(f"  Network No.{number} :")
             network_start = time.perf_counter()
-            logged, steps_per_second = runner.train_loop(
+            logged, steps_per_second = training.train_loop(
                 session,
                 train_ops[number - 1],
                 net.loss,
@@ -203,7 +204,7 @@ def run_case(case, args, data, run):
             # Steps restored by --resume have their loss but no batch accuracy (None).
             log = [[step, loss, batch_accuracy.get(step)] for step, loss in logged]
             accuracy = float(session.run(evaluations[number - 1].accuracy, test_feed))
-            runner.add_scalar(writer, f"{name}/test_accuracy", accuracy, args.steps)
+            training.add_scalar(writer, f"{name}/test_accuracy", accuracy, args.steps)
             result["networks"][name] = {
                 "test_accuracy": accuracy,
                 "log": log,
@@ -220,7 +221,7 @@ def run_case(case, args, data, run):
             result["average_accuracy"] = float(session.run(average.accuracy, test_feed))
             result["average_beats_each"] = result["average_accuracy"] > max(accuracies)
             print(f"accuracy (model averaged) = {result['average_accuracy']:8.4f}")
-            runner.add_scalar(
+            training.add_scalar(
                 writer, "average/test_accuracy", result["average_accuracy"], 0
             )
     writer.close()
@@ -279,7 +280,7 @@ def main(argv=None):
             f"(two halves of one batch each), found {data.train.num_examples}; use a "
             "smaller --batch-size or --validation"
         )
-    run = runner.run_dir(args, "ensemble")
+    run = rundir.run_dir(args, "ensemble")
     cases = CASES if args.case == "both" else (args.case,)
     results = {}
     for case in cases:

@@ -29,7 +29,7 @@ import time
 
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
 from zoo import distributed
 from zoo.models.conv import conv_classifier
@@ -145,7 +145,7 @@ def task_of(args):
 
 def out_dir(args):
     """Returns ``--out``, or ``runs/ps/<timestamp>``."""
-    return args.out or runner.default_out("ps")
+    return args.out or rundir.default_out("ps")
 
 
 def run_task(args, hidden, cluster, job, index):
@@ -159,7 +159,7 @@ def run_task(args, hidden, cluster, job, index):
         return 0
     data = runner.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
-    run = runner.RunDir(out_dir(args), overwrite=True)
+    run = rundir.RunDir(out_dir(args), overwrite=True)
     checkpoint_dir = run.file("checkpoints")
 
     def build():
@@ -312,7 +312,7 @@ def launch(args):
     With ``--resume RUN_DIR`` the chief restores the last checkpoint of that run
     and training goes on to ``--steps``.
     """
-    run = runner.run_dir(args, "ps")
+    run = rundir.run_dir(args, "ps")
     args.out = run.path
     cluster = distributed.local_cluster(args.workers)
     children = Cluster(args, run, cluster)

@@ -24,8 +24,9 @@ Usage::
 import numpy as np
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
+from zoo import training
 from zoo.models import mlp_classifier
 from zoo.state import copy_scope, frozen_copy
 
@@ -106,7 +107,7 @@ def main(argv=None):
             f"--learning-rate/--hidden: expected positive values, found "
             f"{args.learning_rate} and {args.hidden}; pass values > 0"
         )
-    run = runner.run_dir(args, "snapshot")
+    run = rundir.run_dir(args, "snapshot")
     data = runner.load_data(args, validation=0)
     probe = data.test.images[:PROBE_SIZE]
 
@@ -130,7 +131,7 @@ def main(argv=None):
                 if step == args.steps - 2:  # current now holds the last step's input
                     before_last["y_pred"] = sess.run(current.y_pred, {x: probe})
 
-            logged, steps_per_second = runner.train_loop(
+            logged, steps_per_second = training.train_loop(
                 sess,
                 step_op,
                 current.loss,

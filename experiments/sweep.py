@@ -30,8 +30,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
+from zoo import training
 from zoo.hparams import HParams, check_value
 from zoo.models import mlp_classifier
 
@@ -133,7 +134,7 @@ def run_configuration(network, config, data, args, setup_start, checkpointer=Non
         args: the parsed flags (``steps``, ``batch_size``).
         setup_start: ``time.perf_counter()`` when the setup of this configuration
             began; setup ends when the variables are re-initialized.
-        checkpointer: optional :class:`experiments.runner.Checkpointer`; on
+        checkpointer: optional :class:`zoo.checkpoints.Checkpointer`; on
             ``--resume`` a finished configuration is restored, not trained again.
 
     Returns:
@@ -144,7 +145,7 @@ def run_configuration(network, config, data, args, setup_start, checkpointer=Non
     setup_seconds = time.perf_counter() - setup_start
     data.train.restore({"epoch": 0, "position": 0})
     start = time.perf_counter()
-    logged, _ = runner.train_loop(
+    logged, _ = training.train_loop(
         network.session,
         network.train_op,
         network.model.loss,
@@ -357,11 +358,9 @@ def main(argv=None):
             f"--hidden: expected positive widths, found {args.hidden}; pass e.g. "
             "--hidden 625,625"
         )
-    run = runner.RunDir(
-        args.out or runner.default_out("sweep"), args.overwrite, resume=args.resume
-    )
+    run = rundir.run_dir(args, "sweep")
     data = runner.load_data(args)
-    checkpointer = runner.Checkpointer(run, args)
+    checkpointer = run.checkpointer
 
     start = time.perf_counter()
     build_seconds, one_graph = sweep_one_graph(configurations, data, args, checkpointer)

@@ -7,7 +7,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from experiments import autoencoder, runner
+from experiments import autoencoder, rundir, runner
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -81,7 +81,7 @@ def train_variant(data_dir, out, seed):
     argv = ["--data-dir", data_dir, "--validation", "0", "--steps", "20", "--seed", seed]
     argv += ["--batch-size", "32", "--out", str(out)]
     args = runner.parse_args(autoencoder.build_parser(), argv)
-    run = runner.run_dir(args, "autoencoder")
+    run = rundir.run_dir(args, "autoencoder")
     return autoencoder.run_variant("tied", args, runner.load_data(args), run)
 
 

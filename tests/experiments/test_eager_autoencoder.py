@@ -11,9 +11,10 @@ import signal
 import numpy as np
 import pytest
 
-from experiments import eager_autoencoder, runner
+from experiments import eager_autoencoder
 from layers import ZooError
 from tests.conftest import on_batch, raising
+from zoo import training
 
 
 def run_args(data_dir, out, *more):
@@ -99,7 +100,7 @@ def test_interrupted_twice_then_resumed_gives_the_uninterrupted_numbers(
     flags = ["--checkpoint-every", "7"]
     assert eager_autoencoder.main(run_args(tiny_data_dir, straight, *flags)) == 0
     on_batch(monkeypatch, 11, raising(signal.SIGINT))  # eager step 11 of 30
-    stop = failed_run(runner.RunInterrupted, run_args(tiny_data_dir, broken, *flags))
+    stop = failed_run(training.RunInterrupted, run_args(tiny_data_dir, broken, *flags))
     assert str(stop).startswith("eager: interrupted by SIGINT at step 12 of 30; checkpoint")
     assert stop.command.endswith(f"--resume {broken}") and "--out" not in stop.command
     partial = json.loads(open(os.path.join(broken, "partial.json")).read())
@@ -109,7 +110,7 @@ def test_interrupted_twice_then_resumed_gives_the_uninterrupted_numbers(
     monkeypatch.undo()
     # the 18 eager steps left, then graph step 17
     on_batch(monkeypatch, 18 + 17, raising(signal.SIGTERM))
-    stop = failed_run(runner.RunInterrupted, resume)
+    stop = failed_run(training.RunInterrupted, resume)
     assert str(stop).startswith("graph: interrupted by SIGTERM at step 18 of 30")
     assert checkpoint(broken, "eager.npz")[1]["step"] == 30
     assert checkpoint(broken, "00-graph.npz")[1]["step"] == 18
@@ -138,7 +139,7 @@ def test_nan_loss_in_the_eager_loop_stops_at_once_and_keeps_the_last_checkpoint(
     out = str(tmp_path / "run")
     on_batch(monkeypatch, 12, lambda images: np.full_like(images, np.nan))
     stop = failed_run(
-        runner.NonFiniteLossError, run_args(tiny_data_dir, out, "--checkpoint-every", "5")
+        training.NonFiniteLossError, run_args(tiny_data_dir, out, "--checkpoint-every", "5")
     )
     assert re.fullmatch(
         r"eager: expected a finite loss, found nan at step 12; last finite loss "

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from experiments import ensemble, runner
+from experiments import ensemble, rundir, runner
 from tests.conftest import make_idx_dir
 from tests.experiments.test_autoencoder import assert_png, quick_argv, read_events
 
@@ -69,7 +69,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
             [*argv, "--batch-size", "20", "--out", str(tmp_path / name)],
         )
         data = runner.load_data(args)
-        runs.append(ensemble.run_case("independent", args, data, runner.run_dir(args, "e")))
+        runs.append(ensemble.run_case("independent", args, data, rundir.run_dir(args, "e")))
     first, again = runs
     for name in ensemble.NETWORKS:
         assert first["networks"][name]["log"] == again["networks"][name]["log"]

@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
 from layers.errors import ZooError
+from zoo import files, training
 from zoo.batches import GraphBatches
 from zoo.data import DataSet
 from zoo.models import autoencoder
@@ -34,7 +35,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import runner
+from experiments import rundir, runner
+from zoo import training
 from zoo.data import DataSet
 from zoo.models.mlp import mlp_classifier
 
@@ -49,7 +51,7 @@ def main(argv=None):
     p.add_argument("--marker", default=None, help="file written at step 5")
     p.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
     args = runner.parse_args(p, argv)
-    run = runner.run_dir(args, "toy")
+    run = rundir.run_dir(args, "toy")
     np.random.seed(args.seed)
     rng = np.random.default_rng(123)
     images = rng.random((64, 784), dtype=np.float32)
@@ -85,7 +87,7 @@ def main(argv=None):
                     if index * args.steps + step == args.interrupt_at:
                         signal.raise_signal(signal.SIGINT)
 
-                pairs, _ = runner.train_loop(
+                pairs, _ = training.train_loop(
                     session, train_op, loss, batches, args.steps, args.batch_size, feed,
                     log_every=1, desc=f"net{index}", on_log=on_log,
                     checkpointer=run.checkpointer,
@@ -130,14 +132,14 @@ def checkpoint(run_dir, loop="00-net0"):
 
 def test_atomic_write_crash_between_write_and_rename_keeps_old_file(tmp_path, monkeypatch):
     path = tmp_path / "results.json"
-    runner.atomic_write(str(path), '{"accuracy": 0.9}\n')
+    files.atomic_write(str(path), '{"accuracy": 0.9}\n')
 
     def crash(src, dst):
         raise OSError("simulated crash before the rename")
 
     monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(OSError, match="simulated crash"):
-        runner.atomic_write(str(path), '{"accuracy": 0.1, "trunc')
+        files.atomic_write(str(path), '{"accuracy": 0.1, "trunc')
     assert path.read_text() == '{"accuracy": 0.9}\n'
     assert os.listdir(tmp_path) == ["results.json"]
 
@@ -147,11 +149,11 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
     with pytest.raises(
         ZooError, match=r"found existing files; pass --resume .* --overwrite"
     ):
-        runner.RunDir(str(tmp_path))
-    assert runner.RunDir(str(tmp_path), overwrite=True).path == str(tmp_path)
-    assert runner.RunDir(str(tmp_path), resume=True).path == str(tmp_path)
+        rundir.RunDir(str(tmp_path))
+    assert rundir.RunDir(str(tmp_path), overwrite=True).path == str(tmp_path)
+    assert rundir.RunDir(str(tmp_path), resume=True).path == str(tmp_path)
     with pytest.raises(ZooError, match="expected an existing run directory to resume"):
-        runner.RunDir(str(tmp_path / "absent"), resume=True)
+        rundir.RunDir(str(tmp_path / "absent"), resume=True)
 
 
 @pytest.mark.parametrize(
@@ -186,7 +188,7 @@ def test_sigint_then_resume_gives_the_uninterrupted_numbers(toy, tmp_path):
     flags = ["--steps", "30", "--checkpoint-every", "7", "--loops", "2"]
     straight, broken = str(tmp_path / "straight"), str(tmp_path / "broken")
     toy.main([*flags, "--out", straight])
-    with pytest.raises(runner.RunInterrupted, match="interrupted by SIGINT") as info:
+    with pytest.raises(training.RunInterrupted, match="interrupted by SIGINT") as info:
         toy.main([*flags, "--out", broken, "--interrupt-at", "40"])
     assert info.value.command.endswith(f"--resume {broken}")
     assert "--out" not in info.value.command
@@ -231,7 +233,7 @@ def test_crash_while_saving_leaves_the_previous_checkpoint(toy, tmp_path, monkey
 def test_nan_loss_stops_at_once_and_keeps_the_last_checkpoint(toy, tmp_path):
     out = str(tmp_path / "run")
     with pytest.raises(
-        runner.NonFiniteLossError,
+        training.NonFiniteLossError,
         match=r"net0: expected a finite loss, found nan at step 12; last finite loss "
         r"[0-9.]+ at step 11; last good checkpoint .*00-net0.npz left intact",
     ) as info:
@@ -297,7 +299,7 @@ def test_without_checkpointer_nan_passes_as_before(graph):
     batches = DataSet(np.zeros((4, 784), np.float32), np.zeros((4, 10), np.float32))
     with tf.compat.v1.Session() as session:
         session.run(tf.compat.v1.global_variables_initializer())
-        logged, _ = runner.train_loop(
+        logged, _ = training.train_loop(
             session,
             train_op,
             loss,
@@ -346,7 +348,7 @@ def train_graph_batches(source, steps, run=None, interrupt_at=None, window=4):
                 if step == interrupt_at:
                     signal.raise_signal(signal.SIGINT)
 
-            logged, _ = runner.train_loop(
+            logged, _ = training.train_loop(
                 session,
                 train_op,
                 model.loss,
@@ -366,11 +368,11 @@ def test_graph_batches_train_exactly_as_feed_dict_and_resume_mid_window(tmp_path
     in_graph = train_graph_batches("graph", steps=14)
     args = runner.parse_args(runner.parser("t", 14, 8), ["--checkpoint-every", "5"])
     args.out = str(tmp_path / "run")
-    with pytest.raises(runner.RunInterrupted, match="at step 7 of 14"):
-        train_graph_batches("graph", 14, runner.run_dir(args, "t"), interrupt_at=6)
+    with pytest.raises(training.RunInterrupted, match="at step 7 of 14"):
+        train_graph_batches("graph", 14, rundir.run_dir(args, "t"), interrupt_at=6)
     args.resume, args.out = args.out, None
     runner._check_resume(args)
-    resumed = train_graph_batches("graph", 14, runner.run_dir(args, "t"))
+    resumed = train_graph_batches("graph", 14, rundir.run_dir(args, "t"))
 
     for logged, weights in (in_graph, resumed):
         assert logged == fed[0]
@@ -388,7 +390,7 @@ def test_graph_batches_with_an_extra_feed_of_values(graph):
         session.run(tf.compat.v1.global_variables_initializer())
         batches.initialize(session)
         before = session.run(tf.compat.v1.trainable_variables())
-        logged, _ = runner.train_loop(
+        logged, _ = training.train_loop(
             session, train_op, model.loss, batches, 5, 4, lambda: {scale: 0.0}, log_every=1
         )
         after = session.run(tf.compat.v1.trainable_variables())
@@ -403,9 +405,9 @@ def test_graph_batches_with_another_batch_size_or_a_dataset_without_feed(graph):
     batches = GraphBatches(dataset, 4)
     with tf.compat.v1.Session() as session:
         with pytest.raises(ZooError, match=r"train: expected batch_size 4 as the Graph"):
-            runner.train_loop(session, None, None, batches, 3, 2)
+            training.train_loop(session, None, None, batches, 3, 2)
         with pytest.raises(ZooError, match=r"train: expected feed\(images, labels\)"):
-            runner.train_loop(session, None, None, dataset, 3, 2)
+            training.train_loop(session, None, None, dataset, 3, 2)
 
 
 @pytest.mark.slow

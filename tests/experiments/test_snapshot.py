@@ -8,6 +8,7 @@ import pytest
 
 from experiments import bench_state, runner, snapshot
 from tests.conftest import on_batch, raising
+from zoo import training
 
 
 @pytest.mark.slow
@@ -36,7 +37,7 @@ def test_sigterm_then_resume_gives_the_uninterrupted_rows(
     straight, broken = tmp_path / "straight", tmp_path / "broken"
     snapshot.main([*flags, "--out", str(straight)])
     on_batch(monkeypatch, 13, raising(signal.SIGTERM))
-    with pytest.raises(runner.RunInterrupted, match="at step 14 of 24"):
+    with pytest.raises(training.RunInterrupted, match="at step 14 of 24"):
         snapshot.main([*flags, "--out", str(broken)])
     monkeypatch.undo()
     snapshot.main([*flags, "--resume", str(broken)])
