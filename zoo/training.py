@@ -30,7 +30,7 @@ import time
 import tensorflow as tf
 from tqdm import tqdm
 
-from layers.errors import ZooError
+from layers.errors import ScopeError, ZooError
 from zoo.batches import GraphBatches
 from zoo.checkpoints import Checkpointer, LoopCheckpoint, RunInterrupted
 
@@ -177,7 +177,15 @@ def repeat_step(
     def body(i, *arrays):
         images, labels = batches.draw()
         with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
-            step_loss, step_metrics = _loss_and_metrics(loss_fn(images, labels))
+            try:
+                built = loss_fn(images, labels)
+            except ScopeError as err:
+                raise ScopeError(
+                    f"repeat_step: expected loss_fn to build the same variables on its "
+                    f"second call (in the loop, reuse=True), found: {err}; build the "
+                    "same scopes on every call"
+                ) from err
+        step_loss, step_metrics = _loss_and_metrics(built)
         gradients = tf.gradients(step_loss, trained)
         update = optimizer.apply_gradients(
             zip(gradients, trained, strict=True), global_step
