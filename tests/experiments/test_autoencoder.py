@@ -101,7 +101,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
     [
         (["--steps", "-5"], "--steps: expected a positive integer, found -5"),
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
-        ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
+        ([], "--data-dir: expected an existing directory, found nothing at"),
         (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
     ],
 )

@@ -81,7 +81,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
     [
         (["--steps", "0"], "--steps: expected a positive integer, found 0"),
         (["--dataset", "svhn"], "--dataset: expected one of mnist, fashion_mnist"),
-        ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
+        ([], "--data-dir: expected an existing directory, found nothing at"),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
