@@ -151,6 +151,7 @@ def task_of(args):
 def run_task(args, hidden, cluster, job, index):
     """Runs one task: a ps serves until killed; a worker trains and writes its stats."""
     if job == "worker":  # fail fast, before anything starts
+        run = rundir.run_dir(args, "ps", join=True)
         distributed.wait_for_ps(cluster, args.startup_timeout)
     server = distributed.start_server(cluster, job, index)
     if job == "ps":
@@ -159,7 +160,6 @@ def run_task(args, hidden, cluster, job, index):
         return 0
     data = runner.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
-    run = rundir.run_dir(args, "ps", join=True)
     checkpoint_dir = run.file("checkpoints")
     checkpoints.latest_tf_checkpoint(checkpoint_dir)  # refuses a foreign `checkpoint`
 

@@ -13,7 +13,7 @@ import pytest
 
 from experiments import eager_autoencoder
 from layers import ZooError
-from tests.conftest import on_batch, raising
+from tests.conftest import edit_run_record, on_batch, raising
 from zoo import training
 
 
@@ -158,16 +158,6 @@ def test_nan_loss_in_the_eager_loop_stops_at_once_and_keeps_the_last_checkpoint(
     assert not os.path.exists(os.path.join(out, "results.json"))
 
 
-def edit_record(run_dir, **flags):
-    """Changes flags in a run's run.json (as if it had been started with them)."""
-    path = os.path.join(run_dir, "run.json")
-    with open(path) as f:
-        record = json.load(f)
-    record["flags"].update(flags)
-    with open(path, "w") as f:
-        json.dump(record, f)
-
-
 def test_resume_with_other_flags_another_model_or_run_is_refused(
     tiny_data_dir, tmp_path, monkeypatch
 ):
@@ -189,10 +179,10 @@ def test_resume_with_other_flags_another_model_or_run_is_refused(
         ({"validation": 200}, r"eager.npz: expected training examples .* 1100 "),
     ]
     for flags, message in checkpoint_refusals:
-        edit_record(out, **flags)
+        edit_run_record(out, **flags)
         with pytest.raises(ZooError, match=message):
             eager_autoencoder.main(["--resume", out])
-        edit_record(out, batch_size=32, seed=0, validation=100)
+        edit_run_record(out, batch_size=32, seed=0, validation=100)
     monkeypatch.setattr(eager_autoencoder, "SCOPE", "other")
     with pytest.raises(
         ZooError,

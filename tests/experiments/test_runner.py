@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from experiments import rundir, runner
 from layers.errors import ZooError
-from tests.conftest import make_idx_dir
+from tests.conftest import edit_run_record, make_idx_dir
 from zoo import files, training
 from zoo.batches import GraphBatches
 from zoo.data import DataSet
@@ -260,16 +260,6 @@ def test_nan_loss_stops_at_once_and_keeps_the_last_checkpoint(toy, tmp_path):
     assert not os.path.exists(os.path.join(out, "results.json"))
 
 
-def edit_record(run_dir, **flags):
-    """Changes flags in a run's run.json (as if it had been started with them)."""
-    path = os.path.join(run_dir, "run.json")
-    with open(path) as f:
-        record = json.load(f)
-    record["flags"].update(flags)
-    with open(path, "w") as f:
-        json.dump(record, f)
-
-
 def test_resume_with_another_model_names_the_missing_variables(toy, tmp_path):
     out = str(tmp_path / "run")
     toy.main(["--steps", "10", "--checkpoint-every", "5", "--out", out])
@@ -277,13 +267,13 @@ def test_resume_with_another_model_names_the_missing_variables(toy, tmp_path):
         ZooError, match=r"expected --scope 'mlp' as the run was started with \(run.json\)"
     ):
         toy.main(["--resume", out, "--scope", "other"])
-    edit_record(out, scope="other")  # run.json and checkpoint disagree: still refused
+    edit_run_record(out, scope="other")  # run.json and checkpoint disagree: still refused
     with pytest.raises(
         ZooError,
         match=r"00-net0.npz: expected a checkpoint of this model, .*missing other/",
     ):
         toy.main(["--resume", out])
-    edit_record(out, scope="mlp", hidden=8)
+    edit_run_record(out, scope="mlp", hidden=8)
     with pytest.raises(ZooError, match=r"other shapes mlp/W_hid_1 \[784, 16\] \(model: "):
         toy.main(["--resume", out])
 
@@ -304,10 +294,10 @@ def test_resume_with_other_flags_or_a_corrupt_checkpoint_is_refused(toy, tmp_pat
         ("batch_size", 4, "expected --batch-size 8 as when the checkpoint"),
         ("seed", 3, "expected --seed 0 as when the checkpoint"),
     ):
-        edit_record(out, **{flag: value})  # a run.json that lies: the checkpoint refuses
+        edit_run_record(out, **{flag: value})  # run.json lies: the checkpoint refuses
         with pytest.raises(ZooError, match=message):
             toy.main(["--resume", out])
-        edit_record(out, batch_size=8, seed=0)
+        edit_run_record(out, batch_size=8, seed=0)
     for content in (b"", b"PK\x03\x04 truncated zip"):
         with open(os.path.join(out, "checkpoints", "00-net0.npz"), "wb") as f:
             f.write(content)
