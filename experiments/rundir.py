@@ -37,7 +37,6 @@ from zoo.files import atomic_write, write_json
 
 LOCK = ".lock"
 _HELD = {}  # real path -> open, flocked lock file; released when the process exits
-_INTERNAL = {"argv", "experiment", "record", "data", "given", "recorded", "may_differ"}
 
 
 def default_out(experiment):
@@ -51,8 +50,9 @@ class RunDir:
 
     Args:
         path: the directory; created if absent.
-        overwrite: replace a directory that already holds files (all of them are
-            deleted, after the lock is taken).
+        overwrite: replace a run directory that already holds files (all of them
+            are deleted, after the lock is taken); only a run's directory (one with
+            a run.json) is cleared, never another directory given by mistake.
         resume: continue the run already in ``path`` (which must exist).
         lock: take the directory's lock (``.lock``, ``flock``) for as long as
             this process lives; False for a task that joins its launcher's run.
@@ -66,8 +66,8 @@ class RunDir:
 
     Raises:
         ZooError: the directory already holds files and neither ``overwrite`` nor
-            ``resume`` is set; ``resume`` and the directory is missing; the path
-            is a file; another process holds the lock.
+            ``resume`` is set, or ``overwrite`` and no run.json; ``resume`` and the
+            directory is missing; the path is a file; another process holds the lock.
     """
 
     def __init__(self, path, overwrite=False, resume=False, lock=True):
@@ -80,11 +80,18 @@ class RunDir:
             raise ZooError(
                 f"{path}: expected a run directory, found a file; choose another --out"
             )
-        if os.path.isdir(path) and _entries(path) and not (overwrite or resume):
+        entries = _entries(path) if os.path.isdir(path) else []
+        if entries and not (overwrite or resume):
             raise ZooError(
                 f"{path}: expected an empty or new run directory, found existing files; "
                 f"pass --resume {path} to continue that run, --overwrite to replace it, "
                 "or choose another --out"
+            )
+        if entries and overwrite and runner.RECORD not in entries:
+            raise ZooError(
+                f"{path}: expected a run directory (with {runner.RECORD}) to overwrite, "
+                f"found other files ({', '.join(sorted(entries)[:3])}...); choose another "
+                "--out, or empty it yourself"
             )
         try:
             os.makedirs(path, exist_ok=True)
@@ -193,7 +200,8 @@ def run_dir(args, experiment, join=False):
     appends to run.json's ``resumes``.
 
     Args:
-        args: the namespace of :func:`runner.parse_args`.
+        args: the namespace of :func:`runner.parse_args` (every flag it
+            ``recorded`` goes to run.json).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
         join: a task joining its launcher's run (``experiments.ps``): when the
             directory has a run.json, its flags are taken (a passed flag that
@@ -235,11 +243,7 @@ def _write_record(run, args, experiment, resume):
         "code_version": code_version(),
         "machine": machine(),
     }
-    flags = {
-        name: value
-        for name, value in vars(args).items()
-        if name not in runner.UNRECORDED | _INTERNAL
-    }
+    flags = {dest: getattr(args, dest) for dest in args.recorded}
     if resume and args.record:
         record = {**args.record, "flags": runner.jsonable(flags)}
         record["resumes"] = [*record.get("resumes", []), this]

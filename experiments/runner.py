@@ -2,10 +2,12 @@
 
 An experiment is a thin script::
 
+    def build_parser():
+        return runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
+
     def main(argv=None):
-        parser = runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
-        args = runner.parse_args(parser, argv)
-        run = rundir.run_dir(args, "autoencoder")   # --out, --overwrite, --resume
+        args = runner.parse_args(build_parser(), argv)  # every flag checked first
+        run = rundir.run_dir(args, "autoencoder")   # run.json, lock, --resume
         data = runner.load_data(args)
         ...
         logged, speed = training.train_loop(
@@ -17,7 +19,7 @@ An experiment is a thin script::
     if __name__ == "__main__":
         runner.entry_point(main)
 
-The run directory (results written atomically, checkpointer) is
+The run directory (run.json, lock, results written atomically, checkpointer) is
 :mod:`experiments.rundir`; the loop and its checkpoints are the library's
 (:mod:`zoo.training`, :mod:`zoo.checkpoints`).
 """
@@ -310,7 +312,7 @@ def parse_args(p, argv=None):
         args.record = read_record(args.resume, p.experiment)
         merge_record(args, args.record, f"--resume {args.resume}")
     _check_flags(p, args)
-    if getattr(args, "quick", False):
+    if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
         args.steps = min(args.steps, args.quick_steps)
     if hasattr(args, "data_dir"):
         args.data = identify(args.dataset, args.data_dir)

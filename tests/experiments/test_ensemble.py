@@ -19,7 +19,7 @@ def test_quick_run_writes_every_output_and_shares(tiny_data_dir, tmp_path, capsy
     )
 
     results = json.loads((out / "results.json").read_text())
-    assert results["dataset"] == "mnist" and results["steps"] == 40
+    assert results["dataset"] == f"idx:{tiny_data_dir}" and results["steps"] == 40
     cases = results["cases"]
     assert set(cases) == {"shared", "independent"}
     for case, result in cases.items():

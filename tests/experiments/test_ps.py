@@ -50,7 +50,7 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
     argv = [
         "--workers", "2", "--data-dir", tiny_data_dir, "--out", str(out),
         "--steps", "400", "--hidden", "64", "--log-every", "10", "--save-steps", "200",
-        "--timeout", str(WAIT_S), "--startup-timeout", "60",
+        "--timeout", str(3 * WAIT_S), "--startup-timeout", "60",
     ]  # fmt: skip
     outcome = {}
 

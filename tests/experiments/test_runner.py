@@ -157,6 +157,10 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
         ZooError, match=r"found existing files; pass --resume .* --overwrite"
     ):
         rundir.RunDir(str(tmp_path))
+    with pytest.raises(ZooError, match=r"expected a run directory \(with run.json\) to ov"):
+        rundir.RunDir(str(tmp_path), overwrite=True)  # not a run's: never cleared
+    assert (tmp_path / "results.json").exists()
+    (tmp_path / "run.json").write_text("{}")
     assert rundir.RunDir(str(tmp_path), overwrite=True).path == str(tmp_path)
     assert rundir.RunDir(str(tmp_path), resume=True).path == str(tmp_path)
     with pytest.raises(ZooError, match="expected an existing run directory to resume"):
@@ -425,7 +429,7 @@ def test_run_json_records_experiment_flags_data_code_and_machine(toy, tmp_path):
 def test_a_run_directory_in_use_is_refused(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
-    (out / "results.json").write_text("{}")
+    (out / "run.json").write_text("{}")
     with open(out / ".lock", "w") as held:  # another process's lock (another open file)
         held.write("pid 4242 on elsewhere\n")
         held.flush()
@@ -433,7 +437,7 @@ def test_a_run_directory_in_use_is_refused(tmp_path):
         for kwargs in ({"resume": True}, {"overwrite": True}):
             with pytest.raises(ZooError, match=r"found it locked by pid 4242 on elsewhere"):
                 rundir.RunDir(str(out), **kwargs)
-    assert (out / "results.json").exists()
+    assert (out / "run.json").exists()
     assert rundir.RunDir(str(out), overwrite=True).path == str(out)
     assert os.listdir(out) == [".lock"]
 
