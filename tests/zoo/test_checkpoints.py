@@ -128,7 +128,7 @@ json_values = st.recursive(
 
 
 @settings(
-    max_examples=400,
+    max_examples=250,
     deadline=None,
     derandomize=True,
     database=None,
