@@ -31,7 +31,7 @@ import tensorflow as tf
 
 from experiments import rundir, runner
 from layers.errors import ZooError
-from zoo import distributed
+from zoo import checkpoints, distributed
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import mlp_classifier
 
@@ -69,6 +69,7 @@ def build_parser():
         "--task-index",
         type=int,
         default=0,
+        check=runner.integer(0),
         help="this task's index in its job; worker 0 is the chief",
     )
     p.add_argument(
@@ -97,6 +98,10 @@ def build_parser():
         type=int,
         default=2,
         help="launcher: times a dead worker is restarted",
+        check=runner.integer(0),
+    )
+    runner.may_differ_on_resume(
+        p, "cluster", "job_name", "task_index", "startup_timeout", "timeout", "max_restarts"
     )
     return p
 
@@ -143,14 +148,10 @@ def task_of(args):
     return distributed.cluster_from_tf_config()
 
 
-def out_dir(args):
-    """Returns ``--out``, or ``runs/ps/<timestamp>``."""
-    return args.out or rundir.default_out("ps")
-
-
 def run_task(args, hidden, cluster, job, index):
     """Runs one task: a ps serves until killed; a worker trains and writes its stats."""
     if job == "worker":  # fail fast, before anything starts
+        run = rundir.run_dir(args, "ps", join=True)
         distributed.wait_for_ps(cluster, args.startup_timeout)
     server = distributed.start_server(cluster, job, index)
     if job == "ps":
@@ -159,8 +160,8 @@ def run_task(args, hidden, cluster, job, index):
         return 0
     data = runner.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
-    run = rundir.RunDir(out_dir(args), overwrite=True)
     checkpoint_dir = run.file("checkpoints")
+    checkpoints.latest_tf_checkpoint(checkpoint_dir)  # refuses a foreign `checkpoint`
 
     def build():
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
@@ -202,7 +203,7 @@ def build_model(args, hidden, x, y, keep_prob=None):
 
 def evaluate(args, hidden, checkpoint_dir, test):
     """Restores the chief's last checkpoint in a local graph; returns test figures."""
-    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     with tf.Graph().as_default():
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
@@ -225,11 +226,12 @@ def task_argv(args, cluster, job, index):
         sys.executable, "-m", "experiments.ps", "--cluster", spec,
         "--job-name", job, "--task-index", str(index), "--out", args.out,
         "--steps", str(args.steps), "--batch-size", str(args.batch_size),
-        "--dataset", args.dataset, "--seed", str(args.seed), "--model", args.model,
+        "--seed", str(args.seed), "--model", args.model,
         "--hidden", args.hidden, "--learning-rate", str(args.learning_rate),
         "--save-steps", str(args.save_steps), "--log-every", str(args.log_every),
         "--startup-timeout", str(args.startup_timeout),
     ]  # fmt: skip
+    argv += ["--dataset", args.dataset] if args.dataset else []
     return argv + (["--data-dir", args.data_dir] if args.data_dir else [])
 
 

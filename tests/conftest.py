@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh default graph, small IDX files, the real MNIST test split;
 helpers that interrupt or corrupt a chosen training batch."""
 
+import json
 import os
 import pathlib
 import signal
@@ -59,6 +60,16 @@ def mnist_test_dir():
     if not (SHARED_MNIST / "t10k-images-idx3-ubyte.gz").exists():
         pytest.skip(f"real MNIST test split not found at {SHARED_MNIST}")
     return str(SHARED_MNIST)
+
+
+def edit_run_record(run_dir, **flags):
+    """Changes flags in a run's run.json (as if it had been started with them)."""
+    path = os.path.join(run_dir, "run.json")
+    with open(path) as f:
+        record = json.load(f)
+    record["flags"].update(flags)
+    with open(path, "w") as f:
+        json.dump(record, f)
 
 
 def on_batch(monkeypatch, call, action):

@@ -31,6 +31,11 @@ def logged_steps(path):
         return sum("global step" in line for line in f)
 
 
+def restarted_pid(out):
+    with open(out / "cluster.json") as f:
+        return json.load(f)["pids"]["worker-1"]
+
+
 def kill_all(pids):
     for pid in pids:
         try:
@@ -45,7 +50,7 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
     argv = [
         "--workers", "2", "--data-dir", tiny_data_dir, "--out", str(out),
         "--steps", "400", "--hidden", "64", "--log-every", "10", "--save-steps", "200",
-        "--timeout", str(WAIT_S), "--startup-timeout", "60",
+        "--timeout", str(3 * WAIT_S), "--startup-timeout", "60",
     ]  # fmt: skip
     outcome = {}
 
@@ -57,7 +62,7 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
 
     launcher = threading.Thread(target=launch)
     launcher.start()
-    seen = set()
+    seen, stopped = set(), None
     try:
         worker_log = out / "logs" / "worker-1.log"
 
@@ -68,9 +73,18 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
         with open(out / "cluster.json") as f:
             pids = json.load(f)["pids"]
         seen.update(pids.values())
+        os.kill(pids["worker-0"], signal.SIGSTOP)  # the job cannot end without worker 1
+        stopped = pids["worker-0"]
         os.kill(pids["worker-1"], signal.SIGKILL)
+        wait_for(lambda: restarted_pid(out) != pids["worker-1"], "worker 1 restarted")
+        before = logged_steps(worker_log)
+        wait_for(lambda: logged_steps(worker_log) > before, "restarted worker 1 training")
+        os.kill(stopped, signal.SIGCONT)
+        stopped = None
         launcher.join(WAIT_S)
     finally:
+        if stopped:
+            os.kill(stopped, signal.SIGCONT)
         if (out / "cluster.json").exists():
             with open(out / "cluster.json") as f:
                 seen.update(json.load(f)["pids"].values())
@@ -87,8 +101,7 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
     assert results["test_accuracy"] > 0.9
     with open(out / "workers" / "worker-1.json") as f:
         restarted = json.load(f)
-    if restarted["losses"]:  # it rejoined a running job: its global step did not restart
-        assert restarted["losses"][0][0] > 0
+    assert restarted["losses"][0][0] > 0  # it rejoined the running job: no restart at 0
     assert os.listdir(out / "checkpoints")
     for pid in seen:
         with pytest.raises(ProcessLookupError):
@@ -130,6 +143,16 @@ def test_worker_with_unreachable_ps_fails_fast(tiny_data_dir):
 def test_bad_flags(flags, message):
     with pytest.raises(ZooError, match=message):
         ps.main(flags)
+
+
+def test_a_task_refuses_another_experiments_run_directory(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"experiment": "experiments.sweep"}))
+    ports = distributed.free_ports(2)
+    spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
+    with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
+        ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])
 
 
 def test_bench_counts_one_pass_for_all_gradients_against_one_per_tensor(
