@@ -6,6 +6,10 @@ tasks, and each worker applies its gradients to them without waiting for the
 others. The chief (worker 0) initialises the variables and writes checkpoints;
 a worker that dies and restarts finds the variables on the ps and goes on.
 
+TensorFlow's gRPC server listens on every interface, unauthenticated: a server
+starts only where loopback is the only interface (the launcher's private
+network, :mod:`zoo.loopback`) or with ``expose=True``. Every wait is bounded.
+
 A cluster is given as a dict, a JSON string, a ``TF_CONFIG`` environment
 variable, or a ``--cluster`` string of ``host:port`` lists::
 
@@ -14,10 +18,10 @@ variable, or a ``--cluster`` string of ``host:port`` lists::
 Usage::
 
     cluster = parse_cluster("ps=127.0.0.1:2222;worker=127.0.0.1:2223")
-    server = start_server(cluster, "worker", 0)         # ps: start_server(...).join()
+    server = start_server(cluster, "worker", 0, expose=True)  # a ps: then just wait
     wait_for_ps(cluster, timeout=60)
     stats = train_worker(server, cluster, 0, build, optimizer, last_step=1000,
-                         batch_size=50, checkpoint_dir="runs/ps/ckpt")
+                         batch_size=50, checkpoint_dir="runs/ps/ckpt", checkpoint_every=100)
 """
 
 import json
