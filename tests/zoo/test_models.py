@@ -236,3 +236,27 @@ def test_mlp_learns_real_mnist(graph, mnist_test_dir):
             sess.run(step, {x: bx, y: by})
         accuracy = sess.run(evaluation.accuracy, {x: held_x, y: held_y})
     assert accuracy >= 0.90
+
+
+def test_mlp_l2_goes_through_the_regularizer_once_per_variable(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    y = v1.placeholder(tf.float32, [None, 3])
+    first = mlp_classifier(x, y, scope="mlp", hidden=(5, 2), l2=0.5)
+    mlp_classifier(x, y, scope="mlp", hidden=(5, 2), l2=0.5, reuse=True)
+    collected = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert [t.name.split("/Regularizer")[0] for t in collected] == [
+        "mlp/W_hid_1",
+        "mlp/W_hid_2",
+    ]
+    total = v1.losses.get_regularization_loss()
+    penalty = first.loss - tf.reduce_sum(
+        tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=first.logits)
+    )
+    feed = {x: np.ones((2, 4), np.float32), y: np.eye(3, dtype=np.float32)[:2]}
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        total, penalty, w1, w2 = sess.run(
+            [total, penalty, *first.layers[0].params[:1], *first.layers[1].params[:1]], feed
+        )
+    np.testing.assert_allclose(total, 0.5 * ((w1**2).sum() + (w2**2).sum()) / 2, rtol=1e-5)
+    np.testing.assert_allclose(penalty, total, rtol=1e-4)
