@@ -209,8 +209,8 @@ def test_restore_errors(tmp_path):
     path = save_by_name(model.variables, str(tmp_path / "a.ckpt"))
     other = share(autoencoder, fresh_scope(), n_hidden=3)
     other(tf.constant(batch()))
-    with pytest.raises(ScopeError, match="expected an entry ae\\d+/decoder/b"):
+    with pytest.raises(ScopeError, match=r"ae\d+/decoder/b \(no 'ae\d+/decoder/b' in"):
         restore_by_name(other.variables, path)
     bigger = tf.Variable(tf.zeros([6, 4]), name=f"{model.scope_name}/encoder/W")
-    with pytest.raises(ShapeError, match=r"expected ae\d+/encoder/W with shape \[6, 4\]"):
+    with pytest.raises(ShapeError, match=r"ae\d+/encoder/W \[6, 4\] float32 vs ae"):
         restore_by_name([bigger], path)
