@@ -273,7 +273,8 @@ def save_by_name(variables, path, session=None):
     """Writes a TF1-format checkpoint that ``tf.compat.v1.train.Saver`` can restore.
 
     Args:
-        variables: the variables; each is stored under its name without ``:0``.
+        variables: the variables; each is stored under its name without ``:0``;
+            or a dict entry name -> variable (such as ``ZooLayer.tf1_variables``).
         path: checkpoint prefix.
         session: the session in graph mode; None in eager mode.
 
@@ -292,7 +293,9 @@ def restore_by_name(
     and by :func:`save_by_name`, in graph mode (pass ``session``) and eagerly.
 
     Args:
-        variables: the variables to load; entries not asked for are ignored.
+        variables: the variables to load, each from the entry of its name; or a
+            dict entry name -> variable (such as ``ZooLayer.tf1_variables``).
+            Entries not asked for are ignored.
         path: checkpoint prefix or the directory holding a ``checkpoint`` file.
         session: the session in graph mode; None in eager mode.
         exclude: regular expressions of full names to leave alone on both sides.
@@ -314,7 +317,9 @@ def restore_by_name(
     path, reader = read_checkpoint(path)
     owner = f"restore_by_name({path!r})"
     saved = {slot.name: slot for slot in checkpoint_slots(reader)}
-    targets = {slot.name: slot for slot in map(variable_slot, variables)}
+    targets = {
+        name: variable_slot(variable, name) for name, variable in by_name(variables).items()
+    }
     pairs, restore_report = plan_restore(
         owner,
         saved,
@@ -339,7 +344,14 @@ def _saver(variables, session):
     """A Saver of ``variables`` by name, built in the session's graph when there is one."""
     graph = session.graph.as_default() if session else contextlib.nullcontext()
     with graph:
-        return tf.compat.v1.train.Saver(var_list={_name(v): v for v in variables})
+        return tf.compat.v1.train.Saver(var_list=by_name(variables))
+
+
+def by_name(variables):
+    """Returns checkpoint name -> variable for a list of variables or such a dict."""
+    if isinstance(variables, dict):
+        return dict(variables)
+    return {_name(v): v for v in variables}
 
 
 def read_checkpoint(path):

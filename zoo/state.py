@@ -741,9 +741,9 @@ def _relative_slots(owner, side, slots, scope):
     return named
 
 
-def variable_slot(variable):
-    """Returns the ``_Slot`` of a variable: its name without ``:0``, shape, dtype."""
-    name = re.sub(r":\d+$", "", variable.name)
+def variable_slot(variable, name=None):
+    """Returns the ``_Slot`` of a variable: ``name`` or its name without ``:0``."""
+    name = name or re.sub(r":\d+$", "", variable.name)
     return _Slot(name, variable.shape.as_list(), variable.dtype.base_dtype, variable)
 
 
