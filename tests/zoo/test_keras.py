@@ -194,3 +194,17 @@ def test_a_function_that_creates_variables_on_a_second_call_raises():
         ZooLayer(plain_variable)(images(rows=2))
     with pytest.raises(ZooError, match="expected model to be a registered name or a f"):
         ZooLayer(42)
+
+
+def test_tied_conv_autoencoder_by_registered_name_trains_with_one_kernel():
+    layer = ZooLayer("conv_autoencoder", tied=True, filters=2, size=3)
+    model = keras.Sequential([keras.Input((16,)), layer])
+    model.compile(keras.optimizers.Adagrad(0.5), "binary_crossentropy")
+    assert layer.variable_names == [
+        "conv_autoencoder/encoder/W",
+        "conv_autoencoder/encoder/b",
+        "conv_autoencoder/decoder/b",
+    ]
+    x = images(rows=32, width=16)
+    history = model.fit(x, x, batch_size=8, epochs=3, verbose=0).history["loss"]
+    assert history[-1] < history[0] and len(layer.trainable_weights) == 3

@@ -6,6 +6,8 @@ The tests hand these functions to ``zoo.keras.ZooLayer`` and ``zoo.share``.
 import keras
 import tensorflow as tf
 
+from layers import Embedding, ReadOut
+
 v1 = tf.compat.v1
 WIDTH, CODE = 4, 3
 L2 = 0.1
@@ -51,3 +53,14 @@ def siamese_parts(left, right):
 def tower_again(x):
     with v1.variable_scope("tower", reuse=True):
         return tower(x)
+
+
+VOCAB, DIM = 11, 4
+
+
+def tied_bigram(ids):
+    """Next-token logits from each token's embedding, the softmax tied to the embedding."""
+    with v1.variable_scope("lm"):
+        embedding = Embedding(ids, VOCAB, DIM)
+        rows = tf.reshape(embedding.output, [-1, DIM])
+        return ReadOut(rows, DIM, VOCAB, scope="softmax", tie_to="embedding").logits
