@@ -36,7 +36,13 @@ import tensorflow as tf
 
 from layers.errors import ShapeError, ZooError
 from zoo.models import get_model
-from zoo.share import call_builder, new_variable_error, refuse_new_variables, variable_store
+from zoo.share import (
+    call_builder,
+    new_variable_error,
+    recording_getter,
+    refuse_new_variables,
+    variable_store,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,13 +76,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
     Raises:
         ZooError: the function makes a variable without ``get_variable``.
     """
-    created, regularizers, requested = [], {}, set()
-
-    def record_request(getter, name, *args, regularizer=None, **kwargs):
-        requested.add(name)
-        if regularizer is not None:
-            regularizers.setdefault(name, regularizer)
-        return getter(name, *args, regularizer=regularizer, **kwargs)
+    created, regularizers = [], {}
 
     def record_creation(next_creator, **kwargs):
         created.append(kwargs)
@@ -88,11 +88,11 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
         ]
         with tf.compat.v1.variable_scope(
             tf.compat.v1.get_variable_scope(),
-            custom_getter=record_request,
+            custom_getter=recording_getter(regularizers),
             auxiliary_name_scope=False,
         ):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
-    outside = [kwargs["name"] for kwargs in created if kwargs["name"] not in requested]
+    outside = [kwargs["name"] for kwargs in created if kwargs["name"] not in regularizers]
     if outside:
         raise ZooError(
             f"{owner}: expected every variable to come from tf.compat.v1.get_variable, "

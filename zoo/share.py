@@ -92,7 +92,7 @@ class Shared:
         self._scope_name = None
         self._store = None
         self._graphs = weakref.WeakSet()
-        self._regularizers = {}
+        self._regularizers = {}  # variable name -> its regularizer, or None
 
     def __call__(self, *args, **kwargs):
         """Builds the model on ``args``; returns what the builder returns.
@@ -118,7 +118,9 @@ class Shared:
             store.as_default(),
             guard,
             tf.compat.v1.variable_scope(
-                root, custom_getter=self._record_regularizer, auxiliary_name_scope=False
+                root,
+                custom_getter=recording_getter(self._regularizers),
+                auxiliary_name_scope=False,
             ),
         ):
             return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
@@ -131,12 +133,6 @@ class Shared:
         self._scope_name = self._scope_name or full_name(self._scope)
         self._graphs.add(graph)
         return result
-
-    def _record_regularizer(self, getter, name, *args, regularizer=None, **kwargs):
-        """Custom getter: notes the regularizer a variable was first asked with."""
-        if regularizer is not None:
-            self._regularizers.setdefault(name, regularizer)
-        return getter(name, *args, regularizer=regularizer, **kwargs)
 
     def _bind_store(self):
         """Returns this object's store, choosing it at the first call by ``reuse``."""
@@ -204,7 +200,9 @@ class Shared:
             )
         by_name = {_name(v): v for v in self.variables}
         return [
-            self._regularizers[name](by_name[name]) for name in sorted(self._regularizers)
+            self._regularizers[name](by_name[name])
+            for name in sorted(self._regularizers)
+            if self._regularizers[name] is not None
         ]
 
 
@@ -231,6 +229,24 @@ def call_builder(builder, args, kwargs, scope, reuse):
         scope or current, reuse=reuse or None, auxiliary_name_scope=scope is not None
     ):
         return builder(*args, **kwargs)
+
+
+def recording_getter(seen):
+    """Returns a custom getter that notes every variable name asked for in ``seen``.
+
+    ``seen[name]`` is the regularizer the variable was asked with (``regularizer=``
+    or the ``variable_scope``'s), or None for none or one that returns None
+    (``tf.compat.v1.no_regularizer``).
+    """
+
+    def record(getter, name, *args, regularizer=None, **kwargs):
+        variable = getter(name, *args, regularizer=regularizer, **kwargs)
+        if seen.get(name) is None:
+            keep = regularizer is not None and regularizer(variable) is not None
+            seen[name] = regularizer if keep else None
+        return variable
+
+    return record
 
 
 def takes_scope(builder):

@@ -208,3 +208,16 @@ def test_tied_conv_autoencoder_by_registered_name_trains_with_one_kernel():
     x = images(rows=32, width=16)
     history = model.fit(x, x, batch_size=8, epochs=3, verbose=0).history["loss"]
     assert history[-1] < history[0] and len(layer.trainable_weights) == 3
+
+
+def test_a_variable_scope_regularizer_becomes_the_weights_loss():
+    def scaled(x):
+        with tf.compat.v1.variable_scope("net", regularizer=tf.nn.l2_loss):
+            w = tf.compat.v1.get_variable("W", [6, 2])
+            b = tf.compat.v1.get_variable("b", [2], regularizer=tf.compat.v1.no_regularizer)
+        return x @ w + b
+
+    layer = ZooLayer(scaled)
+    layer(images(rows=2))
+    (loss,) = layer.losses  # W's; b opted out with no_regularizer
+    np.testing.assert_allclose(loss, (layer.weights[0].numpy() ** 2).sum() / 2, rtol=1e-5)
