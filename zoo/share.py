@@ -341,23 +341,20 @@ def restore_by_name(
         saved,
         targets,
         f"checkpoint {path}",
-        "the variables",
+        "the list passed",
         exclude=exclude,
         rename=rename,
         report=report,
     )
     if pairs:
-        graph = session.graph.as_default() if session else contextlib.nullcontext()
-        with graph:
-            saver = tf.compat.v1.train.Saver(
-                var_list={slot.name: variable for slot, variable in pairs}
-            )
-        saver.restore(session, path)
+        entries = {slot.name: variable for slot, variable in pairs}
+        _saver(entries, session).restore(session, path)
     return restore_report
 
 
 def _saver(variables, session):
-    """A Saver of ``variables`` by name, built in the session's graph when there is one."""
+    """A Saver of ``variables`` (a list, or a dict name -> variable) by name, built in
+    the session's graph when there is one."""
     graph = session.graph.as_default() if session else contextlib.nullcontext()
     with graph:
         return tf.compat.v1.train.Saver(var_list=by_name(variables))

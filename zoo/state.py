@@ -423,24 +423,17 @@ def plan_restore(
     saved, targets = _exclude(owner, exclude, saved, targets, left_saved, left_targets)
     renamed = _rename(owner, rename, saved)
     if not report:
-        pairs, _ = match_by_name(owner, renamed, targets, src_label, dst_label)
-        by_name = {slot.name: slot for slot in renamed.values()}
-        pairs = [(by_name[name], variable) for name, variable in pairs]
-    else:
-        pairs = []
-        for key, target in sorted(targets.items()):
-            source = renamed.get(key)
-            if source is None:
-                left_targets.append((target.name, f"no {key!r} in {src_label}"))
-            elif (source.shape, source.dtype) != (target.shape, target.dtype):
-                left_targets.append(
-                    (
-                        target.name,
-                        f"{_describe(target)} vs {source.name} {_describe(source)}",
-                    )
-                )
-            else:
-                pairs.append((source, target.item))
+        match_by_name(owner, renamed, targets, src_label, dst_label)  # raises on a gap
+    pairs = []
+    for key, target in targets.items():
+        source = renamed.get(key)
+        if source is None:
+            left_targets.append((target.name, f"no {key!r} in {src_label}"))
+        elif (source.shape, source.dtype) != (target.shape, target.dtype):
+            why = f"{_describe(target)} vs {source.name} {_describe(source)}"
+            left_targets.append((target.name, why))
+        else:
+            pairs.append((source, target))
     paired = {source.name for source, _ in pairs}
     for key, source in sorted(renamed.items()):
         if source.name in paired:
@@ -452,8 +445,8 @@ def plan_restore(
             else f"{_describe(source)} vs {target.name} {_describe(target)}"
         )
         left_saved.append((source.name, why))
-    return pairs, RestoreReport(
-        restored=tuple((source.name, _variable_name(v)) for source, v in pairs),
+    return [(source, target.item) for source, target in pairs], RestoreReport(
+        restored=tuple((source.name, target.name) for source, target in pairs),
         left_out_checkpoint=tuple(sorted(left_saved)),
         left_out_variables=tuple(sorted(left_targets)),
     )
@@ -534,10 +527,6 @@ def _rename(owner, rename, saved):
             "e.g. {'old_tower/': 'tower/'}"
         )
     return renamed
-
-
-def _variable_name(variable):
-    return re.sub(r":\d+$", "", variable.name)
 
 
 def match_by_name(owner, src, dst, src_label, dst_label):

@@ -39,7 +39,7 @@ def test_the_page_runs_and_every_path_restores_the_tf1_weights(
     assert abs(names["keras_accuracy"] - tf1) < 1e-3  # Keras's predict batches the pairs
     report = names["restore"].report
     assert [name for _, name in report.restored] == [
-        f"siamese/tower/{n}" for n in ("W1", "W2", "b1", "b2")
+        f"siamese/tower/{n}" for n in ("W1", "b1", "W2", "b2")
     ]
     assert report.left_out_variables == (
         ("siamese/temperature", "no 'temperature' in checkpoint scope 'model'"),

@@ -155,5 +155,11 @@ def test_restore_by_name_into_zoo_share_and_a_zoo_layer(tf1_checkpoint):
         restore_by_name(layer.tf1_variables, prefix)
     report = restore_by_name(layer.tf1_variables, prefix, report=True)
     assert report.restored == () and len(report.left_out_variables) == 2
-    restore_by_name(layer.tf1_variables, prefix, rename={"siamese/net": "siamese/tower"})
+    report = restore_by_name(
+        layer.tf1_variables, prefix, rename={"siamese/net": "siamese/tower"}
+    )
+    assert report.restored == (
+        ("siamese/net/W", "siamese/tower/W"),
+        ("siamese/net/b", "siamese/tower/b"),
+    )
     np.testing.assert_array_equal(layer.weights[1].numpy(), values["b"])
