@@ -200,9 +200,7 @@ class Conv2DTranspose(Layer):
                 owner, names[1], [n_out], b_init or tf.compat.v1.constant_initializer(0.1)
             )
             self._params.append(self._b)
-            self._regularization_loss = own_regularization_loss(
-                None if self._tied_weight is not None else self._w, regularizer
-            )
+            self._regularization_loss = own_regularization_loss(self._w, regularizer)
             sides = [transposed_side(n, size, stride, padding) for n in (height, width)]
             output_shape = [tf.shape(inputs)[0], *sides, n_out]
             conv = tf.nn.conv2d_transpose(

@@ -281,7 +281,7 @@ def own_regularization_loss(weight, regularizer):
     The loss of this build of a layer, for a builder's own loss (eager code has no
     collection); the graph collection holds TensorFlow's copy, once per variable.
     """
-    if regularizer is None or weight is None:
+    if regularizer is None:  # always so for a tied layer (find_tied_weight)
         return None
     return tf.identity(regularizer(weight), name="regularization_loss")
 

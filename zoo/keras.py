@@ -76,7 +76,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
     Raises:
         ZooError: the function makes a variable without ``get_variable``.
     """
-    created, regularizers = [], {}
+    created, asked = [], {}  # asked: name -> regularizer or None, per get_variable name
 
     def record_creation(next_creator, **kwargs):
         created.append(kwargs)
@@ -88,11 +88,11 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
         ]
         with tf.compat.v1.variable_scope(
             tf.compat.v1.get_variable_scope(),
-            custom_getter=recording_getter(regularizers),
+            custom_getter=recording_getter(asked),
             auxiliary_name_scope=False,
         ):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
-    outside = [kwargs["name"] for kwargs in created if kwargs["name"] not in regularizers]
+    outside = [kwargs["name"] for kwargs in created if kwargs["name"] not in asked]
     if outside:
         raise ZooError(
             f"{owner}: expected every variable to come from tf.compat.v1.get_variable, "
@@ -106,7 +106,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
             dtype=tf.as_dtype(kwargs["dtype"]),
             trainable=kwargs.get("trainable", True) is not False,
             initial_value=kwargs["initial_value"],
-            regularizer=regularizers.get(kwargs["name"]),
+            regularizer=asked.get(kwargs["name"]),
         )
         for kwargs in created
     ]
