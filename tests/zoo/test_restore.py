@@ -140,13 +140,13 @@ def test_restore_misuse_is_a_clear_error(graph, tf1_checkpoint):
 
 def test_restore_by_name_into_zoo_share_and_a_zoo_layer(tf1_checkpoint):
     prefix, values = tf1_checkpoint
-    model = share(tf1_code.siamese, "siamese")
+    model = share(tf1_code.siamese, "restored")  # a scope no other test shares
     left = tf.constant(np.ones((2, tf1_code.WIDTH), np.float32))
     model(left, left)
     report = restore_by_name(
-        model.variables, prefix, rename={"siamese/net/": "siamese/tower/"}
+        model.variables, prefix, rename={"siamese/net/": "restored/tower/"}
     )
-    assert [name for _, name in report.restored] == ["siamese/tower/W", "siamese/tower/b"]
+    assert [name for _, name in report.restored] == ["restored/tower/W", "restored/tower/b"]
     np.testing.assert_array_equal(model.variables[0].numpy(), values["W"])
 
     layer = ZooLayer(tf1_code.siamese, scope="siamese")
