@@ -3,12 +3,14 @@
 from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
+from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 
 MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "conv_autoencoder": conv_autoencoder,
 }
 
 
@@ -29,6 +31,7 @@ __all__ = [
     "Average",
     "Classifier",
     "autoencoder",
+    "conv_autoencoder",
     "conv_classifier",
     "get_model",
     "mlp_classifier",
