@@ -403,6 +403,8 @@ def test_bench_counts_one_pass_for_all_gradients_against_one_per_tensor(
         one_run["per_tensor_eval_loop"]["ops_executed"]
         > one_run["all_in_one_run"]["ops_executed"]
     )
+
+
 def test_a_task_refuses_another_experiments_run_directory(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
@@ -411,5 +413,3 @@ def test_a_task_refuses_another_experiments_run_directory(tmp_path):
     spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
     with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
         ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])
-
-
