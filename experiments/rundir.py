@@ -10,6 +10,7 @@ Usage::
 
 import csv
 import io
+import json
 import os
 import shlex
 import sys
@@ -20,6 +21,8 @@ import tensorflow as tf
 from layers.errors import ZooError
 from zoo.checkpoints import Checkpointer
 from zoo.files import atomic_write, write_json
+
+MARKER = "experiment.json"
 
 
 def default_out(experiment):
@@ -96,13 +99,17 @@ class RunDir:
 def run_dir(args, experiment):
     """Returns the :class:`RunDir` the flags name, with its :class:`Checkpointer`.
 
+    The directory's ``experiment.json`` names ``experiment``, so that a
+    ``--resume`` of another experiment's directory is refused.
+
     Args:
         args: the namespace of :func:`parse_args` (``out``, ``overwrite``,
             ``resume``, ``checkpoint_every``).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
 
     Raises:
-        ZooError: as :class:`RunDir`.
+        ZooError: as :class:`RunDir`, or ``--resume`` names a directory of
+            another experiment.
 
     Usage::
 
@@ -111,6 +118,7 @@ def run_dir(args, experiment):
     """
     resume = bool(getattr(args, "resume", None))
     run = RunDir(args.out or default_out(experiment), args.overwrite, resume=resume)
+    _claim(run, experiment, resume)
     run.checkpointer = Checkpointer(
         run.path,
         every=getattr(args, "checkpoint_every", 1000),
@@ -118,6 +126,25 @@ def run_dir(args, experiment):
         command=_resume_command(getattr(args, "argv", sys.argv[1:]), run.path),
     )
     return run
+
+
+def _claim(run, experiment, resume):
+    """Marks ``run`` as a directory of ``experiment``; refuses to resume another's.
+
+    Raises:
+        ZooError: resuming a directory whose marker names another experiment.
+    """
+    marker = run.file(MARKER)
+    if resume and os.path.exists(marker):
+        with open(marker) as f:
+            found = json.load(f).get("experiment")
+        if found != experiment:
+            raise ZooError(
+                f"--resume {run.path}: expected a run directory of the {experiment} "
+                f"experiment, found one of {found!r} ({marker}); resume it with "
+                f"python -m experiments.{found}, or start a new run with another --out"
+            )
+    run.write_json(MARKER, {"experiment": experiment})
 
 
 def _resume_command(argv, run_path):

@@ -3,12 +3,16 @@
 from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
+from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 
 MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "gan": gan,
+    "gan_generator": generator,
+    "gan_discriminator": discriminator,
 }
 
 
@@ -28,8 +32,14 @@ __all__ = [
     "Autoencoder",
     "Average",
     "Classifier",
+    "Discriminator",
+    "GAN",
+    "Generator",
     "autoencoder",
     "conv_classifier",
+    "discriminator",
+    "gan",
+    "generator",
     "get_model",
     "mlp_classifier",
     "model_average",
