@@ -72,6 +72,12 @@ def build_parser():
         help="shared: the discriminator of the fakes reuses the one of the real images; "
         "unshared: a second discriminator of its own; both: one after the other",
     )
+    p.add_argument(
+        "--learning-rate",
+        type=float,
+        default=LEARNING_RATE,
+        help="Adam learning rate of both players (beta1 0.5)",
+    )
     p.add_argument("--noise-dim", type=int, default=64, help="width of the noise z")
     p.add_argument(
         "--hidden",
@@ -107,8 +113,8 @@ def parse_args(argv):
 
     Raises:
         ZooError: a shared flag out of range (see :func:`runner.parse_args`), a
-            non-positive --noise-dim, --hidden, --evals or --classifier-steps,
-            more --evals than --steps, or fewer than 2 --samples.
+            non-positive --noise-dim, --hidden, --evals, --classifier-steps or
+            --learning-rate, more --evals than --steps, or fewer than 2 --samples.
     """
     args = runner.parse_args(build_parser(), argv)
     if args.quick:
@@ -130,6 +136,11 @@ def parse_args(argv):
         raise ZooError(
             f"--samples: expected at least 2 samples to estimate a covariance, found "
             f"{args.samples}; pass 2 or more (thousands for a stable FCD)"
+        )
+    if not args.learning_rate > 0:
+        raise ZooError(
+            f"--learning-rate: expected a positive number, found {args.learning_rate}; "
+            f"pass e.g. {LEARNING_RATE}"
         )
     return args
 
@@ -247,8 +258,8 @@ def run_variant(variant, args, data, run, classifier, real):
         gan = gan_training(
             batches.images,
             z,
-            tf.compat.v1.train.AdamOptimizer(LEARNING_RATE, beta1=BETA1),
-            tf.compat.v1.train.AdamOptimizer(LEARNING_RATE, beta1=BETA1),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
             scope="gan",
             shared=variant == "shared",
             generator_hidden=hidden,
@@ -319,7 +330,7 @@ def run_variant(variant, args, data, run, classifier, real):
         "batch_size": args.batch_size,
         "noise_dim": args.noise_dim,
         "hidden": args.hidden,
-        "learning_rate": LEARNING_RATE,
+        "learning_rate": args.learning_rate,
         "beta1": BETA1,
         "seed": args.seed,
         "samples": args.samples,

@@ -120,6 +120,7 @@ def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_
         (["--hidden", "-3"], "--hidden: expected a positive integer, found -3"),
         (["--evals", "11", "--steps", "10"], "--evals: expected at most one evaluation"),
         (["--samples", "1"], "--samples: expected at least 2 samples"),
+        (["--learning-rate", "0"], "--learning-rate: expected a positive number"),
         (["--classifier-steps", "0"], "--classifier-steps: expected a positive integer"),
         (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
     ],
