@@ -8,6 +8,7 @@ DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
+	experiment-gan \
 	bench bench-state bench-gradients
 
 install:
@@ -39,6 +40,9 @@ experiment-snapshot:
 
 experiment-eager-autoencoder:
 	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+experiment-gan:
+	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

@@ -26,6 +26,7 @@ Writes ``results.json``, ``fcd.png`` (FCD and losses against the step),
 into the run directory; checkpoints go to ``checkpoints/`` (``--resume``).
 """
 
+import itertools
 import time
 
 import numpy as np
@@ -297,7 +298,7 @@ def run_variant(variant, args, data, run, classifier, real):
 
         evaluate(0)
         print(f"Training ({variant})...")
-        for begin, end in zip(cuts, cuts[1:], strict=False):
+        for begin, end in itertools.pairwise(cuts):
             logged, speed = training.train_loop(
                 session,
                 gan.train_op,
