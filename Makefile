@@ -9,6 +9,7 @@ DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir 
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
+	experiment-gan \
 	bench bench-state bench-gradients
 
 install:
@@ -40,6 +41,9 @@ experiment-snapshot:
 
 experiment-eager-autoencoder:
 	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+experiment-gan:
+	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

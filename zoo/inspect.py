@@ -30,8 +30,9 @@ from layers.errors import ZooError
 from zoo.models import get_model
 from zoo.share import read_checkpoint
 
-# Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10 classes).
-INPUT_WIDTHS = {"x": 784, "y": 10}
+# Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10
+# classes; a GAN's noise: 64).
+INPUT_WIDTHS = {"x": 784, "y": 10, "z": 64}
 
 
 @dataclasses.dataclass(frozen=True)

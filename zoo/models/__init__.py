@@ -4,6 +4,7 @@ from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
 from zoo.models.conv_autoencoder import conv_autoencoder
+from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 
 MODELS = {
@@ -11,6 +12,9 @@ MODELS = {
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
     "conv_autoencoder": conv_autoencoder,
+    "gan": gan,
+    "gan_generator": generator,
+    "gan_discriminator": discriminator,
 }
 
 
@@ -30,9 +34,15 @@ __all__ = [
     "Autoencoder",
     "Average",
     "Classifier",
+    "Discriminator",
+    "GAN",
+    "Generator",
     "autoencoder",
     "conv_autoencoder",
     "conv_classifier",
+    "discriminator",
+    "gan",
+    "generator",
     "get_model",
     "mlp_classifier",
     "model_average",

@@ -81,7 +81,7 @@ def mlp_classifier(
         regularizer = l2_regularizer(l2)
         hidden_layers = []
         h = x
-        draw = None if keep_prob is None else _next_draw(var_scope.name)
+        draw = None if keep_prob is None else next_draw(var_scope.name)
         for i, n_out in enumerate(hidden, start=1):
             layer = FullConnected(
                 h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), regularizer=regularizer
@@ -95,12 +95,32 @@ def mlp_classifier(
         return classifier_head(readout, y, hidden_layers, var_scope.name, penalty)
 
 
-def _next_draw(owner):
-    """Returns this run's dropout draw number: ``dropout_draws`` incremented once."""
+def next_draw(owner, name="dropout_draws"):
+    """Returns this run's draw number: the counter ``name`` incremented once.
+
+    The counter is a non-trainable int64 variable in the current scope, so a
+    checkpoint holds it and a resumed run continues the same draws.
+
+    Args:
+        owner: scope named in error messages.
+        name: the counter's name in the current scope.
+    """
     draws = get_variable(
-        owner, "dropout_draws", [], tf.zeros_initializer(), trainable=False, dtype=tf.int64
+        owner, name, [], tf.zeros_initializer(), trainable=False, dtype=tf.int64
     )
     return draws.assign_add(1)
+
+
+def stateless_seed(draw, salt=0):
+    """Returns the int64 [2] seed of a stateless random op: (graph seed, salt), draw.
+
+    Args:
+        draw: int64 scalar tensor, different for every run (see :func:`next_draw`).
+        salt: distinguishes the random ops that share a draw.
+    """
+    graph_seed, op_seed = tf.compat.v1.get_seed(None)
+    base = (graph_seed or 0) * 1_000_003 + (op_seed or 0) * 131 + salt
+    return tf.stack([tf.constant(base % 2**62, tf.int64), draw])
 
 
 def resumable_dropout(h, keep_prob, draw, layer=0):
@@ -124,9 +144,7 @@ def resumable_dropout(h, keep_prob, draw, layer=0):
         ZooError: a numeric ``keep_prob`` outside (0, 1].
     """
     check_keep_prob("resumable_dropout", keep_prob)
-    graph_seed, op_seed = tf.compat.v1.get_seed(None)
-    base = (graph_seed or 0) * 1_000_003 + (op_seed or 0) * 131 + layer
-    seed = tf.stack([tf.constant(base % 2**62, tf.int64), draw])
+    seed = stateless_seed(draw, salt=layer)
     return tf.nn.experimental.stateless_dropout(h, rate=1.0 - keep_prob, seed=seed)
 
 
