@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from zoo.batches import GraphBatches  # noqa: E402
 from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -92,3 +93,16 @@ def raising(signum):
         return images
 
     return action
+
+
+def on_graph_batch(monkeypatch, call, action):
+    """Runs ``action(None)`` before GraphBatches run ``call`` (from 0, all loops)."""
+    real, calls = GraphBatches.next_feed, []
+
+    def next_feed(self, session, count=1):
+        calls.append(None)
+        if len(calls) - 1 == call:
+            action(None)
+        return real(self, session, count)
+
+    monkeypatch.setattr(GraphBatches, "next_feed", next_feed)
