@@ -8,6 +8,7 @@ DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
+	experiment-dqn \
 	bench bench-state bench-gradients
 
 install:
@@ -39,6 +40,10 @@ experiment-snapshot:
 
 experiment-eager-autoencoder:
 	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+# DQN on CartPole-v1 (gymnasium): no target network vs hard copy vs Polyak, 5 seeds each.
+experiment-dqn:
+	$(PY) -m experiments.dqn $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

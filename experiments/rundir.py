@@ -10,6 +10,7 @@ Usage::
 
 import csv
 import io
+import json
 import os
 import shlex
 import sys
@@ -132,3 +133,54 @@ def _resume_command(argv, run_path):
     spec = getattr(sys.modules["__main__"], "__spec__", None)
     program = ["-m", spec.name] if spec else [sys.argv[0]]
     return shlex.join(["python", *program, *kept, "--resume", run_path])
+
+
+RUN_FILE = "run.json"
+"""What a run directory holds: the experiment and the settings that shape its numbers."""
+
+
+def claim(run, experiment, settings):
+    """Marks ``run`` as a run of ``experiment``, or checks the mark when resuming.
+
+    A new run writes ``run.json``; a resumed one must find the same experiment
+    and settings there, so ``--resume`` of another experiment's directory, or
+    with other flags, stops before any work.
+
+    Args:
+        run: the :class:`RunDir` (with its checkpointer, from :func:`run_dir`).
+        experiment: the experiment's name.
+        settings: JSON-able dict of the flags that shape the results.
+
+    Raises:
+        ZooError: resuming a directory without ``run.json``, of another
+            experiment, or written with other settings.
+    """
+    path = run.file(RUN_FILE)
+    mark = {"experiment": experiment, "settings": settings}
+    if not run.checkpointer.resume:
+        write_json(path, mark)
+        return
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+        found = f"experiment {saved['experiment']!r}"
+    except (OSError, ValueError, KeyError, TypeError):
+        saved, found = {}, f"no readable {RUN_FILE}"
+    if saved.get("experiment") != experiment:
+        raise ZooError(
+            f"--resume {run.path}: expected a run of experiment {experiment!r} (its "
+            f"{RUN_FILE}), found {found}; resume a directory this experiment wrote, or "
+            "start a new run"
+        )
+    settings = json.loads(json.dumps(settings))
+    before = saved.get("settings", {})
+    changed = [
+        f"{key} {before.get(key)!r} -> {value!r}"
+        for key, value in settings.items()
+        if before.get(key) != value
+    ]
+    if changed:
+        raise ZooError(
+            f"--resume {run.path}: expected the settings of the interrupted run, found "
+            f"{'; '.join(changed)}; resume with the flags it was started with"
+        )

@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}; see --help\n")
 
 
-def parser(description, steps, batch_size, quick_steps=300, resumable=True):
+def parser(description, steps, batch_size, quick_steps=300, resumable=True, data=True):
     """Returns an ``ArgumentParser`` with the flags every experiment shares.
 
     Args:
@@ -48,19 +48,22 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True):
         quick_steps: steps used by ``--quick``.
         resumable: add ``--checkpoint-every`` and ``--resume`` (False for
             benchmarks, which do not checkpoint).
+        data: add ``--dataset`` and ``--data-dir`` (False for experiments that
+            read no dataset, such as reinforcement learning).
     """
     p = _Parser(
         description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     p.add_argument("--steps", type=int, default=steps, help="training steps per network")
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
-    p.add_argument("--dataset", default="mnist", help=f"one of {', '.join(DATASETS)}")
-    p.add_argument(
-        "--data-dir",
-        default=None,
-        help="directory of the four IDX files (.gz or raw); default $ZOO_DATA_DIR, "
-        "then tensorflow-datasets",
-    )
+    if data:
+        p.add_argument("--dataset", default="mnist", help=f"one of {', '.join(DATASETS)}")
+        p.add_argument(
+            "--data-dir",
+            default=None,
+            help="directory of the four IDX files (.gz or raw); default $ZOO_DATA_DIR, "
+            "then tensorflow-datasets",
+        )
     p.add_argument("--seed", type=int, default=0, help="seed of weights and batch order")
     p.add_argument(
         "--out", default=None, help="run directory (default runs/<experiment>/<timestamp>)"
@@ -117,7 +120,7 @@ def parse_args(p, argv=None):
                 f"--{flag.replace('_', '-')}: expected a positive integer, found "
                 f"{value}; pass a value > 0"
             )
-    if args.dataset not in DATASETS:
+    if getattr(args, "dataset", DATASETS[0]) not in DATASETS:
         raise ZooError(
             f"--dataset: expected one of {', '.join(DATASETS)}, found {args.dataset!r}; "
             "pick one of those"

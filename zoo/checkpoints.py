@@ -106,11 +106,19 @@ class Checkpointer:
 
     def open(self, session, batches, desc, steps, batch_size):
         """Returns the checkpoint of the next training loop (used by train_loop)."""
+        return SessionLoopCheckpoint(
+            self, self.next_path(desc), session, batches, desc, steps, batch_size
+        )
+
+    def next_path(self, desc):
+        """Returns the file of the next training loop's checkpoint: ``NN-<desc>.npz``.
+
+        Loops that build their own :class:`LoopCheckpoint` take their path here,
+        so they are numbered with the others.
+        """
         name = f"{self.loops:02d}-{re.sub(r'[^A-Za-z0-9_.=-]+', '_', desc)}.npz"
         self.loops += 1
-        return SessionLoopCheckpoint(
-            self, os.path.join(self.root, name), session, batches, desc, steps, batch_size
-        )
+        return os.path.join(self.root, name)
 
 
 class LoopCheckpoint:

@@ -4,11 +4,13 @@ from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+from zoo.models.qnet import DQN, QNetwork, dqn, q_network
 
 MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "q_network": q_network,
 }
 
 
@@ -28,9 +30,13 @@ __all__ = [
     "Autoencoder",
     "Average",
     "Classifier",
+    "DQN",
+    "QNetwork",
     "autoencoder",
     "conv_classifier",
+    "dqn",
     "get_model",
     "mlp_classifier",
     "model_average",
+    "q_network",
 ]
