@@ -12,8 +12,10 @@ variants, several seeds each:
 Each run: ``--learning-starts`` uniformly random steps into a replay buffer, then
 one Adam step on a sampled batch after every ``--train-every`` environment steps
 (``--steps`` updates), acting epsilon-greedily (epsilon decays linearly over
-``--epsilon-decay`` environment steps). One ``session.run`` per greedy action and
-one per update (``Session.make_callable``).
+``--epsilon-decay`` environment steps). One ``session.run`` per update
+(``Session.make_callable``), which also returns the greedy action for the
+observation the next environment step starts from (``DQN.next_action``); steps
+between updates act with a ``session.run`` of their own.
 
 Usage::
 
@@ -28,9 +30,11 @@ checkpoints (networks, optimizer, replay buffer, RNG and environment state).
 """
 
 import difflib
+import multiprocessing
 import os
 import platform
 import shlex
+import signal
 import sys
 import time
 import warnings
@@ -77,7 +81,7 @@ def build_parser():
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
     p.add_argument("--gamma", type=float, default=0.99, help="discount factor")
-    p.add_argument("--buffer-size", type=int, default=50000, help="replay buffer capacity")
+    p.add_argument("--buffer-size", type=int, default=10000, help="replay buffer capacity")
     p.add_argument(
         "--learning-starts",
         type=int,
@@ -92,15 +96,15 @@ def build_parser():
     p.add_argument(
         "--epsilon-decay",
         type=int,
-        default=10000,
+        default=5000,
         help="environment steps over which epsilon decays linearly",
     )
     p.add_argument(
-        "--target-period", type=int, default=500, help="C: updates between hard copies"
+        "--target-period", type=int, default=200, help="C: updates between hard copies"
     )
-    p.add_argument("--tau", type=float, default=0.005, help="Polyak step, every update")
+    p.add_argument("--tau", type=float, default=0.01, help="Polyak step, every update")
     p.add_argument(
-        "--hidden", type=int, nargs="+", default=[64, 64], help="hidden layer widths"
+        "--hidden", type=int, nargs="+", default=[128, 128], help="hidden layer widths"
     )
     p.add_argument(
         "--profile-calls",
@@ -109,6 +113,13 @@ def build_parser():
         metavar="N",
         help="calls per timed batch of the step profile (first seed of each variant); "
         "0 skips it",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="runs trained at once, each in its own process (checkpoints and --resume "
+        "as with 1)",
     )
     p.add_argument(
         "--threads",
@@ -138,7 +149,7 @@ def parse(argv):
     check_period("--target-period", args.target_period)
     check_tau("--tau", args.tau)
     check_gamma("--gamma", args.gamma)
-    positive = ("seeds", "buffer_size", "train_every", "epsilon_decay", "threads")
+    positive = ("seeds", "buffer_size", "train_every", "epsilon_decay", "threads", "jobs")
     for flag in positive:
         _check(flag, getattr(args, flag), getattr(args, flag) >= 1, "an integer >= 1")
     _check(
@@ -257,6 +268,7 @@ class Rollout:
         self.rng = np.random.default_rng(seed)
         self.env_steps, self.returns, self.ends = 0, [], []
         self.seconds = dict.fromkeys(("act", "env", "replay", "train"), 0.0)
+        self.greedy_next = None
         self._start_episode()
 
     def _start_episode(self):
@@ -270,10 +282,19 @@ class Rollout:
         return end + (start - end) * max(0.0, 1.0 - self.env_steps / decay)
 
     def step(self, act):
-        """Takes one epsilon-greedy environment step; ``act(observation)`` is greedy."""
+        """Takes one epsilon-greedy environment step.
+
+        Args:
+            act: ``act(observation)`` returns the greedy action; not called when
+                ``greedy_next`` holds it already (set by the training step that
+                just ran on the current observation).
+        """
         began = time.perf_counter()
+        greedy, self.greedy_next = self.greedy_next, None
         if self.rng.random() < self.epsilon_now():
             action = int(self.rng.integers(self.n_actions))
+        elif greedy is not None:
+            action = greedy
         else:
             action = int(act(self.observation))
         acted = time.perf_counter()
@@ -331,6 +352,7 @@ class Rollout:
                 (the environment is not deterministic given its reset seed).
         """
         self.rng.bit_generator.state = state["rng"]
+        self.greedy_next = None  # recomputed by act(): same weights, same observation
         self.env_steps, self.seconds = state["env_steps"], state["seconds"]
         self.returns, self.ends = state["returns"], state["ends"]
         self.replay.position, self.replay.size = state["position"], state["size"]
@@ -381,8 +403,9 @@ def build(variant, args, seed):
     """Builds one run's graph: placeholders, the DQN, the initializer.
 
     Returns:
-        ``(graph, placeholders, model, probes, init)``; ``probes`` holds a
-        ``noop`` and the ``gradients``, for :func:`profile_step`.
+        ``(graph, placeholders, model, probes, init)``: the five placeholders of
+        a batch then the one of the observation to act on after the step;
+        ``probes`` holds a ``noop`` and the ``gradients``, for :func:`profile_step`.
     """
     n_observations, n_actions, _ = args.env_spec
     target_network, period, tau = variant_settings(variant, args)
@@ -395,9 +418,10 @@ def build(variant, args, seed):
             v1.placeholder(tf.float32, [None], name="rewards"),
             v1.placeholder(tf.float32, [None, n_observations], name="next_observations"),
             v1.placeholder(tf.float32, [None], name="terminated"),
+            v1.placeholder(tf.float32, [None, n_observations], name="act_observations"),
         ]
         model = dqn(
-            *placeholders,
+            *placeholders[:5],
             n_actions,
             target_network=target_network,
             period=period,
@@ -405,6 +429,7 @@ def build(variant, args, seed):
             gamma=args.gamma,
             learning_rate=args.learning_rate,
             hidden=tuple(args.hidden),
+            act_observations=placeholders[5],
         )
         probes = {
             "noop": tf.constant(0, name="noop"),
@@ -426,14 +451,23 @@ def session_config(args):
     )
 
 
-def run_seed(variant, seed, args, run, profile=False):
+def run_seed(variant, seed, args, run, path, profile=False):
     """Trains one variant with one seed.
+
+    Args:
+        variant: one of :data:`VARIANTS`.
+        seed: the run's seed (weights, exploration, replay draws, episode resets).
+        args: the parsed flags.
+        run: the :class:`experiments.rundir.RunDir`.
+        path: the run's checkpoint file (from ``Checkpointer.next_path``).
+        profile: time the parts of a training step afterwards.
 
     Returns:
         ``(result dict, step profile or None)``; the profile (:func:`profile_step`)
         when ``profile`` is set.
     """
     desc = f"{variant}-seed{seed}"
+    print(f"Training {variant}, seed {seed}...")
     graph, placeholders, model, probes, init = build(variant, args, seed)
     with graph.as_default():
         writer = run.summary_writer(desc, graph=graph)
@@ -443,18 +477,22 @@ def run_seed(variant, seed, args, run, profile=False):
         session.run(init)
         session.run(model.start_op)
         greedy = session.make_callable(model.greedy_action, placeholders[:1])
-        train = session.make_callable([model.train_op, model.loss], placeholders)
+        train = session.make_callable(
+            [model.train_op, model.loss, model.next_action], placeholders
+        )
 
         def act(observation):
             return greedy(observation[None])[0]
 
         def run_step(with_loss):
+            _stop_if_asked()
             warm_up = max(args.learning_starts - rollout.env_steps, 0)
             for _ in range(warm_up + args.train_every):
                 rollout.step(act)
             batch = rollout.sample(args.batch_size)
             began = time.perf_counter()
-            _, loss = train(*batch)
+            _, loss, greedy = train(*batch, rollout.observation[None])
+            rollout.greedy_next = int(greedy[0])  # the next step's greedy action
             rollout.seconds["train"] += time.perf_counter() - began
             if not with_loss:
                 return None
@@ -469,7 +507,7 @@ def run_seed(variant, seed, args, run, profile=False):
 
         checkpoints = RolloutCheckpoint(
             run.checkpointer,
-            run.checkpointer.next_path(desc),
+            path,
             session,
             rollout,
             desc,
@@ -490,8 +528,9 @@ def run_seed(variant, seed, args, run, profile=False):
             writer=writer,
         )
         if profile:
+            batch_placeholders = placeholders[:5]
             profile = profile_step(
-                session, model, placeholders, probes, rollout.replay, args
+                session, model, batch_placeholders, probes, rollout.replay, args
             )
     writer.close()
     rollout.env.close()
@@ -680,12 +719,90 @@ SETTINGS = (
 """The flags that shape the numbers (checked again on --resume)."""
 
 
+_STOP = None
+"""In a worker process: the shared signal number the parent received (0: none)."""
+
+
+def _stop_if_asked():
+    """In a worker, re-raises once the signal the parent received: the loop then
+    checkpoints and stops as it does on a signal of its own."""
+    global _STOP
+    if _STOP is not None and _STOP.value:
+        signum, _STOP = _STOP.value, None
+        signal.raise_signal(signum)
+
+
+def _start_worker(stop):
+    global _STOP
+    os.setpgrp()  # a Ctrl-C reaches the parent alone, which passes it on once
+    _STOP = stop
+
+
+def _work(task, args, run):
+    """Runs one task in a worker; returns ``("done", outcome)``, or how it stopped.
+
+    Zoo errors come back as text: their extra constructor arguments do not
+    survive pickling.
+    """
+    if _STOP is not None and _STOP.value:
+        return "skipped", None
+    try:
+        return "done", run_seed(task[0], task[1], args, run, *task[2:])
+    except training.RunInterrupted as err:
+        return "interrupted", (str(err), err.signum)
+    except ZooError as err:
+        return "error", str(err)
+
+
+def run_in_processes(tasks, args, run):
+    """Runs the tasks in ``--jobs`` worker processes; returns their outcomes in order.
+
+    SIGINT/SIGTERM to this process is passed on: each worker checkpoints its run
+    at the end of the current update and stops, workers not started yet skip
+    theirs, and :class:`RunInterrupted` names the resume command.
+
+    Raises:
+        RunInterrupted: a signal stopped the run.
+        ZooError: a worker failed with a zoo error (its message).
+    """
+    context = multiprocessing.get_context("spawn")
+    stop = context.Value("i", 0)
+
+    def forward(signum, frame):
+        if not stop.value:
+            stop.value = signum
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with context.Pool(args.jobs, _start_worker, (stop,), maxtasksperchild=1) as pool:
+            pending = [pool.apply_async(_work, (task, args, run)) for task in tasks]
+            outcomes = [result.get() for result in pending]
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    for kind, value in outcomes:
+        if kind == "error":
+            raise ZooError(value)
+    if stop.value:
+        stopped = [value[0] for kind, value in outcomes if kind == "interrupted"]
+        raise training.RunInterrupted(
+            f"dqn: interrupted by {signal.Signals(stop.value).name}; "
+            f"{len(stopped)} runs checkpointed mid-way, "
+            f"{sum(kind == 'skipped' for kind, _ in outcomes)} not started; resume with: "
+            f"{run.checkpointer.command}",
+            stop.value,
+            run.checkpointer.command,
+        )
+    return [value for _, value in outcomes]
+
+
 def main(argv=None):
     """Runs the experiment; see ``--help``.
 
     Raises:
         ZooError: bad flags, an unknown environment, an existing run directory,
             or a --resume directory of another experiment or other flags.
+        RunInterrupted: SIGINT/SIGTERM; checkpoints were written.
     """
     args = parse(argv)
     run = rundir.run_dir(args, "dqn")
@@ -693,16 +810,29 @@ def main(argv=None):
     rundir.claim(run, "dqn", settings)
     threshold = args.env_spec[2]
     variants = VARIANTS if args.variant == "all" else (args.variant,)
-    results = {}
+    tasks = [
+        (
+            variant,
+            seed,
+            run.checkpointer.next_path(f"{variant}-seed{seed}"),
+            seed == args.seed and args.profile_calls > 0,
+        )
+        for variant in variants
+        for seed in range(args.seed, args.seed + args.seeds)
+    ]
     began = time.perf_counter()
+    if args.jobs == 1:
+        outcomes = [
+            run_seed(variant, seed, args, run, *rest) for variant, seed, *rest in tasks
+        ]
+    else:
+        outcomes = run_in_processes(tasks, args, run)
+    results = {}
     for variant in variants:
-        runs, profile = [], None
-        for seed in range(args.seed, args.seed + args.seeds):
-            print(f"Training {variant}, seed {seed}...")
-            wanted = profile is None and args.profile_calls > 0
-            result, step_profile = run_seed(variant, seed, args, run, wanted)
-            runs.append(result)
-            profile = profile or step_profile
+        done = [
+            out for task, out in zip(tasks, outcomes, strict=True) if task[0] == variant
+        ]
+        runs = [result for result, _ in done]
         results[variant] = {
             "sync": dict(
                 zip(
@@ -712,7 +842,7 @@ def main(argv=None):
                 )
             ),
             "summary": summarize_variant(runs),
-            "step_profile_ms": profile,
+            "step_profile_ms": next((p for _, p in done if p), None),
             "runs": runs,
         }
         print(f"{variant}: {_describe(results[variant]['summary'])}")
@@ -724,6 +854,7 @@ def main(argv=None):
         "settings": settings,
         "command": shlex.join(["python", "-m", "experiments.dqn", *args.argv]),
         "wall_time_s": time.perf_counter() - began,
+        "jobs": args.jobs,
         "machine": machine(),
         "variants": results,
     }

@@ -99,11 +99,11 @@ def test_resume_of_another_experiment_is_refused(tmp_path, capsys):
 def test_resume_with_other_flags_is_refused(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
-    args = dqn.parse(["--tau", "0.01"])
+    args = dqn.parse(["--tau", "0.02"])
     settings = {name: getattr(args, name) for name in dqn.SETTINGS}
     (out / "run.json").write_text(json.dumps({"experiment": "dqn", "settings": settings}))
     with pytest.raises(
-        dqn.ZooError, match=r"settings of the interrupted run, found tau 0.01 -> 0.005; "
+        dqn.ZooError, match=r"settings of the interrupted run, found tau 0.02 -> 0.01; "
     ):
         dqn.main(["--resume", str(out)])
     assert os.listdir(out) == ["run.json"]
@@ -119,7 +119,7 @@ def test_quick_run_writes_every_output(tmp_path):
     assert results["reward_threshold"] == 475
     assert set(results["variants"]) == {"none", "hard", "polyak"}
     assert results["variants"]["hard"]["sync"] == {
-        "target_network": True, "period": 500, "tau": 1.0
+        "target_network": True, "period": 200, "tau": 1.0
     }  # fmt: skip
     for variant, result in results["variants"].items():
         (run,) = result["runs"]
@@ -161,12 +161,12 @@ def final_state(out, name):
 
 
 @pytest.mark.slow
-def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch):
+def test_resume_equals_an_uninterrupted_run_in_processes(tmp_path, monkeypatch):
     flags = ["--variant", "polyak", "--seeds", "2", "--steps", "90", "--tau", "0.3"]
     flags += ["--checkpoint-every", "25", "--epsilon-decay", "150", "--profile-calls", "0"]
     flags += SMALL
     straight, broken = tmp_path / "straight", tmp_path / "broken"
-    dqn.main([*flags, "--out", str(straight)])
+    dqn.main([*flags, "--out", str(straight), "--jobs", "2"])  # in two processes
     interrupt_at_update(monkeypatch, 90 + 37)  # seed 1, mid-episode
     with pytest.raises(training.RunInterrupted, match="interrupted by SIGINT") as info:
         dqn.main([*flags, "--out", str(broken)])
@@ -188,3 +188,31 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch):
         assert sorted(a) == sorted(b)
         assert "var:dqn/target/W_out" in a and "var:replay/observations" in a
         assert all((a[key] == b[key]).all() for key in a)
+
+
+@pytest.mark.slow
+def test_nan_loss_stops_the_run_and_keeps_the_last_checkpoint(tmp_path, monkeypatch):
+    real = dqn.Rollout.sample
+
+    def sample(self, batch_size):
+        batch = real(self, batch_size)
+        if self.env_steps >= 40 + 30:
+            batch[2] = np.full_like(batch[2], np.nan)  # rewards
+        return batch
+
+    monkeypatch.setattr(dqn.Rollout, "sample", sample)
+    out = tmp_path / "run"
+    flags = [
+        "--variant",
+        "hard",
+        "--seeds",
+        "1",
+        "--steps",
+        "60",
+        "--checkpoint-every",
+        "20",
+    ]
+    with pytest.raises(training.NonFiniteLossError, match="hard-seed0: expected a finite"):
+        dqn.main([*flags, "--profile-calls", "0", "--out", str(out), *SMALL])
+    state = np.load(out / "checkpoints" / "00-hard-seed0.npz")["__state__"]
+    assert json.loads(str(state))["step"] == 20

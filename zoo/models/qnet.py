@@ -141,6 +141,9 @@ class DQN:
             network.
         greedy_action: [batch] argmax of the online values on ``observations``
             (feed one observation to act).
+        next_action: [batch] argmax of the online values on ``act_observations``
+            computed after ``train_op`` (fetch both in one run to step and act);
+            None without ``act_observations``.
         q_taken: [batch] online value of the action taken.
         td_target: [batch] ``r + gamma * (1 - terminated) * max_a Q'(s', a)``.
         loss: mean Huber loss of ``q_taken - td_target``.
@@ -156,6 +159,7 @@ class DQN:
     online: QNetwork
     target: object
     greedy_action: tf.Tensor
+    next_action: object
     q_taken: tf.Tensor
     td_target: tf.Tensor
     loss: tf.Tensor
@@ -182,6 +186,7 @@ def dqn(
     learning_rate=1e-3,
     hidden=(64, 64),
     scope="dqn",
+    act_observations=None,
 ):
     """Builds DQN's online and target networks, Huber TD loss, Adam step and sync.
 
@@ -212,6 +217,9 @@ def dqn(
             new one: a training op is never shared; the Adam step's slots are
             ``<scope>/online/.../Adam``, its ``beta1_power``/``beta2_power`` at the
             top level).
+        act_observations: optional [batch, n_obs] observations to act on after
+            the step: ``next_action``. An agent that steps the environment once
+            per update then needs one ``session.run`` per step, not two.
 
     Returns:
         :class:`DQN`.
@@ -261,15 +269,27 @@ def dqn(
     if snapshot is not None:
         synced = _sync_when_due(update_op, updates, online_variables, snapshot, period, tau)
         start_op = snapshot.sync_op
+    train_op = tf.group(update_op, synced, name="train")
+    next_action = None
+    if act_observations is not None:
+        with (
+            tf.control_dependencies([train_op]),  # the weights after the step
+            tf.compat.v1.variable_scope(var_scope, auxiliary_name_scope=False),
+        ):
+            acting = q_network(
+                act_observations, n_actions, scope="online", reuse=True, hidden=hidden
+            )
+            next_action = tf.argmax(acting.q_values, axis=1, name="next_action")
     return DQN(
         online=online,
         target=snapshot,
         greedy_action=tf.argmax(online.q_values, axis=1, name="greedy_action"),
+        next_action=next_action,
         q_taken=q_taken,
         td_target=y,
         loss=loss,
         update_op=update_op,
-        train_op=tf.group(update_op, synced, name="train"),
+        train_op=train_op,
         synced=synced,
         start_op=start_op,
         updates=updates,
