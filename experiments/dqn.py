@@ -39,6 +39,7 @@ import sys
 import time
 import warnings
 
+import gymnasium
 import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
@@ -179,8 +180,6 @@ def check_env(env_id):
         ZooError: the id is not registered, or the environment's observations are
             not a flat Box or its actions not Discrete.
     """
-    import gymnasium
-
     if env_id not in gymnasium.envs.registry:
         close = difflib.get_close_matches(env_id, list(gymnasium.envs.registry), n=3)
         hint = f"did you mean {', '.join(close)}?" if close else "e.g. CartPole-v1"
@@ -188,7 +187,13 @@ def check_env(env_id):
             f"--env: expected a gymnasium environment id, found {env_id!r} (not "
             f"registered); {hint}"
         )
-    env = gymnasium.make(env_id)
+    try:
+        env = gymnasium.make(env_id)
+    except gymnasium.error.Error as err:
+        raise ZooError(
+            f"--env {env_id}: expected an environment gymnasium can make, found "
+            f"{type(err).__name__}: {err}; install what it needs or pick another id"
+        ) from None
     try:
         observations, actions = env.observation_space, env.action_space
         if not (
@@ -200,6 +205,11 @@ def check_env(env_id):
                 f"--env {env_id}: expected flat Box observations and Discrete actions, "
                 f"found {observations} and {actions}; pick a discrete-action "
                 "environment such as CartPole-v1"
+            )
+        if env.spec.reward_threshold is None:
+            raise ZooError(
+                f"--env {env_id}: expected a reward_threshold (what solved means), found "
+                "none; pick an environment that has one, such as CartPole-v1"
             )
         return observations.shape[0], int(actions.n), env.spec.reward_threshold
     finally:
@@ -257,8 +267,6 @@ class Rollout:
     """
 
     def __init__(self, args, seed, desc, writer):
-        import gymnasium
-
         self.env = gymnasium.make(args.env)
         self.seed, self.desc, self.writer = seed, desc, writer
         self.n_actions = args.env_spec[1]
@@ -697,8 +705,6 @@ def plot(results, threshold, env_id):
 
 def machine():
     """What ran the experiment: host, CPUs, load, library versions."""
-    import gymnasium
-
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),

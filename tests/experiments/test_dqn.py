@@ -84,6 +84,19 @@ def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, m
     assert not out.exists()
 
 
+def test_an_environment_that_cannot_be_made_is_refused(monkeypatch):
+    def make(env_id):
+        raise dqn.gymnasium.error.DependencyNotInstalled("box2d is not installed")
+
+    monkeypatch.setattr(dqn.gymnasium, "make", make)
+    with pytest.raises(
+        dqn.ZooError,
+        match="--env CartPole-v1: expected an environment "
+        "gymnasium can make, found DependencyNotInstalled: box2d",
+    ):
+        dqn.check_env("CartPole-v1")
+
+
 def test_resume_of_another_experiment_is_refused(tmp_path, capsys):
     other = tmp_path / "autoencoder"
     (other / "checkpoints").mkdir(parents=True)

@@ -194,3 +194,28 @@ def test_q_network_rejects_bad_sizes(graph):
 def test_registered_for_inspect():
     rows, _ = inspect_model("q_network")
     assert sorted(row.name for row in rows) == sorted(f"qnet/{n}" for n in NAMES)
+
+
+def test_next_action_is_the_argmax_after_the_step(graph):
+    acting = v1.placeholder(tf.float32, [None, 4])
+    placeholders = [
+        v1.placeholder(tf.float32, [None, 4]),
+        v1.placeholder(tf.int64, [None]),
+        v1.placeholder(tf.float32, [None]),
+        v1.placeholder(tf.float32, [None, 4]),
+        v1.placeholder(tf.float32, [None]),
+    ]
+    model = dqn(*placeholders, 3, learning_rate=0.5, hidden=(8,), act_observations=acting)
+    rng = np.random.default_rng(1)
+    batch = [rng.normal(size=(BATCH, 4)), rng.integers(0, 3, BATCH), rng.normal(size=BATCH)]
+    batch += [rng.normal(size=(BATCH, 4)), np.zeros(BATCH)]
+    feed = dict(zip(placeholders, batch, strict=True))
+    observations = rng.normal(size=(64, 4))
+    session = start(model)
+    before = session.run(model.greedy_action, {placeholders[0]: observations})
+    _, fused = session.run(
+        [model.train_op, model.next_action], {**feed, acting: observations}
+    )
+    after = session.run(model.greedy_action, {placeholders[0]: observations})
+    assert (fused == after).all()
+    assert (fused != before).any()  # the step (a large one) changed some choices
