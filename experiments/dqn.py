@@ -596,17 +596,21 @@ def rolling_means(returns):
 
 
 def profile_step(session, model, placeholders, probes, replay, args):
-    """Times the parts of a training step on one replay batch (ms per call).
+    """Times the parts of a training step on one replay batch, in ms per call.
 
     ``sample`` is the numpy draw of a batch; ``noop`` a ``session.run`` that
     computes nothing (the round trip every call pays); ``forward`` the loss
     beyond that; ``backward`` the gradients beyond the loss; ``apply`` Adam's
     update beyond the gradients; ``sync`` the target's check and sync beyond the
-    update (``train_op`` minus ``update_op``); ``copy`` a full hard copy alone.
-    Each fetch is timed in batches of ``--profile-calls`` calls, the fetches
-    taking turns, 7 rounds; the fastest round counts (the least disturbed by
-    other processes). Its updates come after the final checkpoint and change no
-    result.
+    update (``train_op`` minus ``update_op``); ``train_step`` the whole
+    ``train_op``; ``copy`` a full hard copy alone. Each fetch is timed in batches
+    of ``--profile-calls`` calls, the fetches taking turns, 7 rounds; the fastest
+    round counts. ``cpu_ms`` is this process's CPU time (all its threads), which
+    other processes on the machine barely disturb; ``wall_ms`` the elapsed time.
+    Its updates come after the final checkpoint and change no result.
+
+    Returns:
+        ``{"cpu_ms": {part: ms}, "wall_ms": {part: ms}}``.
     """
     rng = np.random.default_rng(0)
     batch = replay.sample(rng, args.batch_size)
@@ -622,14 +626,23 @@ def profile_step(session, model, placeholders, probes, replay, args):
         name: session.make_callable(fetch, placeholders) for name, fetch in fetches.items()
     }
     calls["sample"] = lambda *_: replay.sample(rng, args.batch_size)
-    best = dict.fromkeys(calls, float("inf"))
+    clocks = {"cpu_ms": time.process_time, "wall_ms": time.perf_counter}
+    best = {clock: dict.fromkeys(calls, float("inf")) for clock in clocks}
     for _ in range(7):
         for name, call in calls.items():
-            began = time.perf_counter()
+            began = {clock: read() for clock, read in clocks.items()}
             for _ in range(args.profile_calls):
                 call(*batch)
-            best[name] = min(best[name], (time.perf_counter() - began) / args.profile_calls)
-    ms = {name: seconds * 1e3 for name, seconds in best.items()}
+            for clock, read in clocks.items():
+                seconds = (read() - began[clock]) / args.profile_calls
+                best[clock][name] = min(best[clock][name], seconds)
+    return {
+        clock: _parts({k: v * 1e3 for k, v in ms.items()}) for clock, ms in best.items()
+    }
+
+
+def _parts(ms):
+    """The step's parts from the times of the nested fetches (see profile_step)."""
     return {
         "sample": ms["sample"],
         "noop": ms["noop"],
