@@ -499,8 +499,8 @@ def run_seed(variant, seed, args, run, path, profile=False):
                 rollout.step(act)
             batch = rollout.sample(args.batch_size)
             began = time.perf_counter()
-            _, loss, greedy = train(*batch, rollout.observation[None])
-            rollout.greedy_next = int(greedy[0])  # the next step's greedy action
+            _, loss, next_action = train(*batch, rollout.observation[None])
+            rollout.greedy_next = int(next_action[0])  # the next step's greedy action
             rollout.seconds["train"] += time.perf_counter() - began
             if not with_loss:
                 return None
