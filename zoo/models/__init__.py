@@ -6,6 +6,7 @@ from zoo.models.conv import conv_classifier
 from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+from zoo.models.qnet import DQN, QNetwork, dqn, q_network
 
 MODELS = {
     "autoencoder": autoencoder,
@@ -15,6 +16,7 @@ MODELS = {
     "gan": gan,
     "gan_generator": generator,
     "gan_discriminator": discriminator,
+    "q_network": q_network,
 }
 
 
@@ -37,13 +39,17 @@ __all__ = [
     "Discriminator",
     "GAN",
     "Generator",
+    "DQN",
+    "QNetwork",
     "autoencoder",
     "conv_autoencoder",
     "conv_classifier",
     "discriminator",
     "gan",
     "generator",
+    "dqn",
     "get_model",
     "mlp_classifier",
     "model_average",
+    "q_network",
 ]
