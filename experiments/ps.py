@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import tensorflow as tf
 
 from experiments import rundir, runner
@@ -48,6 +49,7 @@ from zoo.models.mlp import mlp_classifier
 from zoo.training import _signals_caught
 
 v1 = tf.compat.v1
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 MODELS = ("mlp", "conv")
 STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
 PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
@@ -71,7 +73,13 @@ def build_parser():
     p.add_argument("--workers", type=int, default=2, help="worker processes to launch")
     p.add_argument("--model", choices=MODELS, default="mlp", help="network to train")
     p.add_argument("--hidden", default="625,625", help="MLP hidden widths, comma separated")
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
+    p.add_argument(
+        "--learning-rate",
+        type=float,
+        default=1e-3,
+        check=runner.real(0.0, maximum=FLOAT32_MAX),  # a huge one tests the NaN guard
+        help="Adam learning rate",
+    )
     p.add_argument(
         "--cluster",
         default=None,
@@ -128,7 +136,15 @@ def build_parser():
         check=runner.integer(0),
     )
     runner.may_differ_on_resume(
-        p, "cluster", "job_name", "task_index", "startup_timeout", "timeout", "max_restarts"
+        p,
+        "cluster",
+        "job_name",
+        "task_index",
+        "startup_timeout",
+        "timeout",
+        "max_restarts",
+        "parent_pid",
+        "no_memory_check",
     )
     return p
 
