@@ -4,11 +4,23 @@ from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
+from zoo.models.siamese import (
+    Siamese,
+    Tower,
+    contrastive_loss,
+    embedding_tower,
+    partners_in_batch,
+    siamese,
+)
 
 MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "siamese": siamese,
+    "embedding_tower": embedding_tower,
+    "rnn_classifier": rnn_classifier,
 }
 
 
@@ -33,4 +45,14 @@ __all__ = [
     "get_model",
     "mlp_classifier",
     "model_average",
+    "GRUStep",
+    "Recurrent",
+    "Siamese",
+    "Tower",
+    "contrastive_loss",
+    "embedding_tower",
+    "gru_step",
+    "partners_in_batch",
+    "rnn_classifier",
+    "siamese",
 ]
