@@ -10,6 +10,7 @@ Usage::
 
 import csv
 import io
+import json
 import os
 import shlex
 import sys
@@ -101,8 +102,12 @@ def run_dir(args, experiment):
             ``resume``, ``checkpoint_every``).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
 
+    The directory's ``run.json`` names the experiment that made it; resuming
+    it with another experiment is refused.
+
     Raises:
-        ZooError: as :class:`RunDir`.
+        ZooError: as :class:`RunDir`, or ``--resume`` names a run directory of
+            another experiment.
 
     Usage::
 
@@ -111,6 +116,7 @@ def run_dir(args, experiment):
     """
     resume = bool(getattr(args, "resume", None))
     run = RunDir(args.out or default_out(experiment), args.overwrite, resume=resume)
+    _claim(run, experiment, resume)
     run.checkpointer = Checkpointer(
         run.path,
         every=getattr(args, "checkpoint_every", 1000),
@@ -118,6 +124,25 @@ def run_dir(args, experiment):
         command=_resume_command(getattr(args, "argv", sys.argv[1:]), run.path),
     )
     return run
+
+
+RUN_FILE = "run.json"
+
+
+def _claim(run, experiment, resume):
+    """Writes ``run.json`` naming ``experiment``; on resume, checks it is the same."""
+    path = run.file(RUN_FILE)
+    if resume and os.path.exists(path):
+        with open(path) as f:
+            found = json.load(f).get("experiment")
+        if found != experiment:
+            raise ZooError(
+                f"--resume {run.path}: expected a run directory of the {experiment} "
+                f"experiment, found one of {found} ({path}); resume it with "
+                f"`python -m experiments.{found}`, or start a new run"
+            )
+        return
+    run.write_json(RUN_FILE, {"experiment": experiment})
 
 
 def _resume_command(argv, run_path):

@@ -110,13 +110,7 @@ def parse_args(p, argv=None):
     args.argv = argv
     if args.quick:
         args.steps = min(args.steps, args.quick_steps)
-    for flag in ("steps", "batch_size", "checkpoint_every"):
-        value = getattr(args, flag, 1)
-        if value <= 0:
-            raise ZooError(
-                f"--{flag.replace('_', '-')}: expected a positive integer, found "
-                f"{value}; pass a value > 0"
-            )
+    require_positive(args, "steps", "batch_size", "checkpoint_every")
     if args.dataset not in DATASETS:
         raise ZooError(
             f"--dataset: expected one of {', '.join(DATASETS)}, found {args.dataset!r}; "
@@ -125,6 +119,26 @@ def parse_args(p, argv=None):
     if getattr(args, "resume", None):
         _check_resume(args)
     return args
+
+
+def require_positive(args, *flags):
+    """Raises ZooError naming the first of ``flags`` (attributes of ``args``) not > 0.
+
+    A flag the parser does not have is skipped.
+    """
+    for flag in flags:
+        value = getattr(args, flag, 1)
+        if not value > 0:
+            kind = "integer" if isinstance(value, int) else "number"
+            raise ZooError(
+                f"--{flag.replace('_', '-')}: expected a positive {kind}, found "
+                f"{value}; pass a value > 0"
+            )
+
+
+def flags_of(args):
+    """Returns the parsed flags as a dict for results files (without ``argv``)."""
+    return {name: value for name, value in vars(args).items() if name != "argv"}
 
 
 def _check_resume(args):

@@ -11,10 +11,12 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from zoo.batches import GraphBatches  # noqa: E402
 from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"
+FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
 
 @pytest.fixture
@@ -61,6 +63,16 @@ def mnist_test_dir():
     return str(SHARED_MNIST)
 
 
+@pytest.fixture
+def fashion_dir():
+    """The full real Fashion-MNIST (`apt-get install dataset-fashion-mnist`), or a skip."""
+    if not any(
+        (FASHION_MNIST / f"t10k-images-idx3-ubyte{s}").exists() for s in ("", ".gz")
+    ):
+        pytest.skip(f"real Fashion-MNIST not found at {FASHION_MNIST}")
+    return str(FASHION_MNIST)
+
+
 def on_batch(monkeypatch, call, action):
     """Trains on ``action(images)`` at batch number ``call`` (from 0, both loops)."""
     real, calls = DataSet.next_batch, []
@@ -81,3 +93,16 @@ def raising(signum):
         return images
 
     return action
+
+
+def on_graph_batch(monkeypatch, call, action):
+    """Runs ``action()`` as GraphBatches readies batch number ``call`` (from 0)."""
+    real, calls = GraphBatches.next_feed, []
+
+    def next_feed(self, session):
+        calls.append(None)
+        if len(calls) - 1 == call:
+            action()
+        return real(self, session)
+
+    monkeypatch.setattr(GraphBatches, "next_feed", next_feed)
