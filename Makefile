@@ -8,7 +8,7 @@ DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
-	bench bench-state bench-gradients
+	bench bench-state bench-gradients experiment-siamese experiment-rnn
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -39,6 +39,12 @@ experiment-snapshot:
 
 experiment-eager-autoencoder:
 	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+experiment-siamese:
+	$(PY) -m experiments.siamese $(DATA_FLAGS) $(ARGS)
+
+experiment-rnn:
+	$(PY) -m experiments.rnn $(DATA_FLAGS) $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

@@ -33,6 +33,7 @@ from zoo.models.rnn import rnn_classifier
 
 VARIANTS = ("shared", "per_step")
 N_PIXELS = 784
+LOG_PERIOD = 100  # steps between logged training losses (fewer in short runs)
 N_CLASSES = 10
 EVAL_CHUNK = 2000
 
@@ -42,7 +43,7 @@ def build_parser():
     p = runner.parser(
         "Train a row-by-row GRU classifier with one cell shared across time steps and "
         "with a cell per step; compare test accuracy and parameter counts.",
-        steps=3000,
+        steps=2000,
         batch_size=128,
     )
     p.add_argument(
@@ -86,6 +87,7 @@ def run_variant(variant, args, data, run):
         The variant's result dict.
     """
     start = time.perf_counter()
+    log_every = runner.log_period(args.steps, LOG_PERIOD)
     kwargs = {
         "scope": "rnn",
         "n_hidden": args.hidden,
@@ -127,7 +129,7 @@ def run_variant(variant, args, data, run):
             batches,
             args.steps,
             args.batch_size,
-            log_every=runner.log_period(args.steps),
+            log_every=log_every,
             desc=variant,
             on_log=print_step,
             metrics={"batch_accuracy": model.accuracy},
@@ -149,7 +151,7 @@ def run_variant(variant, args, data, run):
         "parameters": parameters,
         "losses": [[step, loss] for step, loss, _ in logged],
         "batch_accuracy": [[step, values["batch_accuracy"]] for step, _, values in logged],
-        "log_every": runner.log_period(args.steps),
+        "log_every": log_every,
         "dataset": data.name,
         "train_examples": data.train.num_examples,
         "steps": args.steps,

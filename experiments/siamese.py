@@ -47,6 +47,7 @@ from zoo.models.siamese import partners_in_batch, siamese
 
 VARIANTS = ("shared", "two_towers")
 N_PIXELS = 784
+LOG_PERIOD = 250  # steps between logged training losses (fewer in short runs)
 N_SCATTER = 2000
 EMBED_CHUNK = 5000
 
@@ -121,6 +122,7 @@ def run_variant(variant, args, data, run):
         ``(result dict, {tower name: test embeddings of the first N_SCATTER images})``.
     """
     start = time.perf_counter()
+    log_every = runner.log_period(args.steps, LOG_PERIOD)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
@@ -157,7 +159,7 @@ def run_variant(variant, args, data, run):
             batches,
             args.steps,
             args.batch_size,
-            log_every=runner.log_period(args.steps),
+            log_every=log_every,
             desc=variant,
             on_log=print_step,
             writer=writer,
@@ -223,7 +225,7 @@ def run_variant(variant, args, data, run):
         "nearest_neighbour_accuracy": nearest,
         "nearest_neighbour_gallery": len(labels["train"][: args.gallery]),
         "losses": [[step, loss] for step, loss in logged],
-        "log_every": runner.log_period(args.steps),
+        "log_every": log_every,
         "dataset": data.name,
         "train_examples": data.train.num_examples,
         "steps": args.steps,
