@@ -66,6 +66,7 @@ def build_parser():
         "transposed (tied), or both one after the other",
     )
     runner.add_validation_flag(p)
+    runner.add_steps_per_run_flag(p)
     return p
 
 
@@ -87,9 +88,12 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        model = autoencoder(batches.images, tied=tied, scope="autoencoder")
-        optimizer = tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE)
-        train_op = optimizer.minimize(model.loss)
+        step = training.repeat_step(
+            lambda images, _: autoencoder(images, tied=tied, scope="autoencoder").loss,
+            tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
+            batches,
+            args.steps_per_run,
+        )
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         evaluation = autoencoder(x_test, tied=tied, scope="autoencoder", reuse=True)
         init = tf.compat.v1.global_variables_initializer()
@@ -106,8 +110,8 @@ def run_variant(variant, args, data, run):
         print(f"Training ({variant})...")
         logged, steps_per_second = training.train_loop(
             session,
-            train_op,
-            model.loss,
+            step,
+            None,
             batches,
             args.steps,
             args.batch_size,
@@ -129,6 +133,7 @@ def run_variant(variant, args, data, run):
         "dataset": data.name,
         "steps": args.steps,
         "batch_size": args.batch_size,
+        "steps_per_run": args.steps_per_run,
         "seed": args.seed,
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": steps_per_second,

@@ -6,17 +6,28 @@ training images, in one process:
 
 * ``ours``: the graph built by ``zoo`` reading its batches from
   :class:`zoo.batches.GraphBatches` (gathered in the graph, in the DataSet's
-  order, no ``feed_dict``), trained with ``training.train_loop`` as the
-  autoencoder experiment does;
+  order, no ``feed_dict``), ``--steps-per-run`` steps per ``session.run``
+  (:func:`zoo.training.repeat_step`), trained with ``training.train_loop`` as
+  the autoencoder experiment does;
+* ``ours_one_step``: the same with one step per run (``steps_per_run=1``);
 * ``ours_feed_dict``: the same graph and loop fed ``DataSet.next_batch``
-  through ``feed_dict``;
+  through ``feed_dict``, one step per run;
 * ``ours_graph_input``: the same graph reading one batch held in a variable,
-  so ``1 - ours_feed_dict / ours_graph_input`` is what feeding costs and
-  ``1 - ours / ours_graph_input`` what the in-graph input costs;
+  one step per run, so ``1 - ours_feed_dict / ours_graph_input`` is what
+  feeding costs;
 * ``keras``: ``keras.Sequential`` trained with ``model.fit`` on a ``tf.data``
-  pipeline (the tied autoencoder is one custom layer);
+  pipeline (the tied autoencoder is one custom layer), Keras defaults;
+* ``keras_spe``, ``keras_spe_xla``: the same at its best settings,
+  ``steps_per_execution=--steps-per-run``, without and with ``jit_compile``;
+  ``keras_best`` in the ratios is the faster of the two;
 * ``tf_function``: a hand-written ``tf.function`` step with ``tf.GradientTape``
   and the fused Adagrad kernel, iterating the same ``tf.data`` pipeline;
+* ``tf_function_loop``: the same step run ``--steps-per-run`` times inside
+  one ``tf.function`` call (a ``tf.while_loop``);
+* ``compute_limit``: every kernel of our training step (its matrix products,
+  Adagrad's kernels, its elementwise work) on one batch held in memory,
+  ``--steps-per-run`` steps per run: no input and no per-step dispatch, the
+  most our loop can reach with this graph;
 * ``limit``: only the matrix products a training step needs (the same shapes
   and count, read from the graph of our loss and its gradients), run in a
   session loop: the highest steps/s this machine reaches for the model.
@@ -57,7 +68,10 @@ MLP_HIDDEN = (625, 625)
 MLP_L2 = 0.01
 RATIOS = {
     "ratio_keras": "keras",
+    "ratio_keras_best": "keras_best",
     "ratio_tf_function": "tf_function",
+    "ratio_tf_function_loop": "tf_function_loop",
+    "ratio_compute_limit": "compute_limit",
     "ratio_limit": "limit",
 }
 RATIO_NAMES = tuple(RATIOS.values())
@@ -100,7 +114,7 @@ def session_config(args):
     return config
 
 
-def ours(case, train, args, source="graph"):
+def ours(case, train, args, source="graph", steps_per_run=1):
     """Returns ``run(steps)`` for our training loop.
 
     Args:
@@ -112,48 +126,78 @@ def ours(case, train, args, source="graph"):
             autoencoder experiment does), ``"feed"`` (``next_batch`` through
             ``feed_dict``), or ``"fixed"`` (one batch held in a variable: no
             input cost at all); the first two run ``training.train_loop``.
+        steps_per_run: training steps per ``session.run`` (a ``tf.while_loop``
+            of :func:`zoo.training.repeat_step` when above 1).
     """
     batches = dataclasses.replace(train, epoch=0, position=0)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
-        if source == "graph":
-            graph_batches = GraphBatches(batches, case.batch_size)
-            x, y = graph_batches.images, graph_batches.labels
-        elif source == "fixed":
-            x, y = (
-                tf.Variable(array, trainable=False).value()
-                for array in batches.next_batch(case.batch_size)
+        optimizer = tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE)
+        if source in ("graph", "fixed"):
+            source_batches = (GraphBatches if source == "graph" else FixedBatch)(
+                batches, case.batch_size
             )
+            train_op = training.repeat_step(
+                lambda x, y: build_ours(case, x, y),
+                optimizer,
+                source_batches,
+                steps_per_run,
+            )
+            loss = None
         else:
             x = tf.compat.v1.placeholder(tf.float32, [None, train.images.shape[1]], "x")
             y = tf.compat.v1.placeholder(tf.float32, [None, train.labels.shape[1]], "y")
-        loss = build_ours(case, x, y)
-        train_op = tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE).minimize(loss)
+            loss = build_ours(case, x, y)
+            train_op = optimizer.minimize(loss)
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
     session = tf.compat.v1.Session(graph=graph, config=session_config(args))
     session.run(init)
     feed = None
     if source == "graph":
-        graph_batches.initialize(session)
-        batches = graph_batches
+        batches = source_batches
+        batches.initialize(session)
     elif source == "feed":
 
         def feed(images, labels):
             return {x: images} if case.model == "autoencoder" else {x: images, y: labels}
 
     if source == "fixed":
-        step = session.make_callable(train_op)
-
-        def run(steps):
-            for _ in range(steps):
-                step()
-
-        return run
+        return repeat_callable(session.make_callable(train_op.train_op), steps_per_run)
 
     def run(steps):
         training.train_loop(session, train_op, loss, batches, steps, case.batch_size, feed)
+
+    return run
+
+
+class FixedBatch:
+    """One batch held in variables, drawn again by every step: no input cost at all.
+
+    It has what :func:`zoo.training.repeat_step` reads of a
+    :class:`zoo.batches.GraphBatches` (``images``, ``labels``, ``draw()``,
+    ``window``).
+    """
+
+    window = 256
+
+    def __init__(self, train, batch_size):
+        self.images, self.labels = (
+            tf.Variable(array, trainable=False).value()
+            for array in train.next_batch(batch_size)
+        )
+
+    def draw(self):
+        return self.images, self.labels
+
+
+def repeat_callable(step, steps_per_run):
+    """Returns ``run(steps)`` calling ``step()`` (``steps_per_run`` steps a call)."""
+
+    def run(steps):
+        for _ in range(-(-steps // steps_per_run)):
+            step()
 
     return run
 
@@ -249,7 +293,7 @@ class TiedAutoencoder(keras.layers.Layer):
         return keras.ops.matmul(code, keras.ops.transpose(self.kernel)) + self.decoder_bias
 
 
-def keras_model(case, n_in, n_classes):
+def keras_model(case, n_in, n_classes, steps_per_execution=1, jit_compile="auto"):
     """Returns the compiled Keras 3 model of ``case`` (outputs are logits)."""
     truncated = keras.initializers.TruncatedNormal(stddev=0.05)
     if case.model == "autoencoder":
@@ -276,14 +320,27 @@ def keras_model(case, n_in, n_classes):
         )
         loss = keras.losses.CategoricalCrossentropy(from_logits=True, reduction="sum")
     model = keras.Sequential([keras.Input((n_in,)), *layers])
-    model.compile(optimizer=keras.optimizers.Adagrad(LEARNING_RATE), loss=loss)
+    model.compile(
+        optimizer=keras.optimizers.Adagrad(LEARNING_RATE),
+        loss=loss,
+        steps_per_execution=steps_per_execution,
+        jit_compile=jit_compile,
+    )
     return model
 
 
-def keras_fit(case, train, args):
-    """Returns ``run(steps)`` calling ``model.fit`` for ``steps`` steps."""
+def keras_fit(case, train, args, steps_per_execution=1, jit_compile="auto"):
+    """Returns ``run(steps)`` calling ``model.fit`` for ``steps`` steps.
+
+    Args:
+        case, train, args: as :func:`ours`.
+        steps_per_execution: Keras's steps per call of its compiled function.
+        jit_compile: Keras's ``compile(jit_compile=...)``: "auto", True or False.
+    """
     keras.utils.set_random_seed(args.seed)
-    model = keras_model(case, train.images.shape[1], train.labels.shape[1])
+    model = keras_model(
+        case, train.images.shape[1], train.labels.shape[1], steps_per_execution, jit_compile
+    )
     dataset = eager_batches(train, case.batch_size, args.seed)
     if case.model == "autoencoder":
 
@@ -299,8 +356,14 @@ def keras_fit(case, train, args):
     return run
 
 
-def tf_function(case, train, args):
-    """Returns ``run(steps)`` of a hand-written ``tf.function`` + ``GradientTape`` loop."""
+def tf_function(case, train, args, steps_per_call=1):
+    """Returns ``run(steps)`` of a hand-written ``tf.function`` + ``GradientTape`` loop.
+
+    Args:
+        case, train, args: as :func:`ours`.
+        steps_per_call: training steps per ``tf.function`` call (a
+            ``tf.while_loop`` inside it when above 1).
+    """
     tf.random.set_seed(args.seed)
     n_in, n_classes = train.images.shape[1], train.labels.shape[1]
     if case.model == "autoencoder":
@@ -333,13 +396,10 @@ def tf_function(case, train, args):
         )
         return cross_entropy + MLP_L2 * tf.add_n([tf.nn.l2_loss(w) for w in weights[:-1]])
 
-    @tf.function(jit_compile=args.xla or None, autograph=False)
     def step(images, labels):
         with tf.GradientTape() as tape:
             loss = loss_of(images, labels)
-        for param, accumulator, grad in zip(
-            params, accumulators, tape.gradient(loss, params), strict=True
-        ):
+        updates = [
             tf.raw_ops.ResourceApplyAdagradV2(
                 var=param.handle,
                 accum=accumulator.handle,
@@ -347,15 +407,26 @@ def tf_function(case, train, args):
                 epsilon=tf.constant(0.0),
                 grad=grad,
             )
-        return loss
+            for param, accumulator, grad in zip(
+                params, accumulators, tape.gradient(loss, params), strict=True
+            )
+        ]
+        return updates
+
+    @tf.function(jit_compile=args.xla or None, autograph=False)
+    def steps_in_one_call(iterator):
+        if steps_per_call == 1:
+            step(*iterator.get_next())
+            return None
+
+        def body(i):
+            with tf.control_dependencies(step(*iterator.get_next())):
+                return i + 1
+
+        return tf.while_loop(lambda i: i < steps_per_call, body, [tf.constant(0)])
 
     iterator = iter(eager_batches(train, case.batch_size, args.seed))
-
-    def run(steps):
-        for _ in range(steps):
-            step(*next(iterator))
-
-    return run
+    return repeat_callable(lambda: steps_in_one_call(iterator), steps_per_call)
 
 
 # --------------------------------------------------------------------------- timing
@@ -364,12 +435,18 @@ def tf_function(case, train, args):
 def contenders(case, train, args):
     """Returns ``{name: run(steps)}`` for the contenders of ``case``."""
     n_in, n_classes = train.images.shape[1], train.labels.shape[1]
+    k = args.steps_per_run
     return {
-        "ours": ours(case, train, args),
+        "ours": ours(case, train, args, steps_per_run=k),
+        "ours_one_step": ours(case, train, args),
         "ours_feed_dict": ours(case, train, args, source="feed"),
         "ours_graph_input": ours(case, train, args, source="fixed"),
         "keras": keras_fit(case, train, args),
+        "keras_spe": keras_fit(case, train, args, k, jit_compile=False),
+        "keras_spe_xla": keras_fit(case, train, args, k, jit_compile=True),
         "tf_function": tf_function(case, train, args),
+        "tf_function_loop": tf_function(case, train, args, steps_per_call=k),
+        "compute_limit": ours(case, train, args, source="fixed", steps_per_run=k),
         "limit": matmul_limit(needed_matmuls(case, n_in, n_classes), args),
     }
 
@@ -414,16 +491,21 @@ def ratios(timing):
     """Returns the ``ratio_*`` of ours to each reference and the input's share.
 
     Ratios use the fastest rounds; ``cpu_*`` keys compare CPU time per step,
-    which other processes' load disturbs less. ``feed_fraction`` is the share
-    of a ``feed_dict`` step spent feeding, ``input_fraction`` the share of our
-    step spent on the in-graph input.
+    which other processes' load disturbs less. ``feed_fraction``
+    is the share of a one-step ``feed_dict`` step spent feeding;
+    ``input_fraction`` the share of our looped step spent on the in-graph input
+    (against the compute limit, which loops the same steps on a fixed batch).
     """
     speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
     result = {key: speeds["ours"] / speeds[name] for key, name in RATIOS.items()}
     result.update({f"cpu_{key}": cpu[name] / cpu["ours"] for key, name in RATIOS.items()})
-    for key, name in (("feed_fraction", "ours_feed_dict"), ("input_fraction", "ours")):
-        result[key] = 1.0 - speeds[name] / speeds["ours_graph_input"]
-        result[f"cpu_{key}"] = 1.0 - cpu["ours_graph_input"] / cpu[name]
+    fractions = (
+        ("feed_fraction", "ours_feed_dict", "ours_graph_input"),
+        ("input_fraction", "ours", "compute_limit"),
+    )
+    for key, name, reference in fractions:
+        result[key] = 1.0 - speeds[name] / speeds[reference]
+        result[f"cpu_{key}"] = 1.0 - cpu[reference] / cpu[name]
     return result
 
 
@@ -471,7 +553,11 @@ def time_case(case, train, args):
     timing = time_rounds(
         contenders(case, train, args), args.steps, args.rounds, args.warmup
     )
+    best = max(("keras_spe", "keras_spe_xla"), key=timing["steps_per_s"].get)
+    for values in timing.values():
+        values["keras_best"] = values[best]
     return {
+        "keras_best": best,
         **timing,
         **ratios(timing),
         "next_batch_ms": next_batch_ms(train, case.batch_size),
@@ -517,6 +603,7 @@ def build_parser():
         resumable=False,
     )
     p.add_argument("--mlp-batch-size", type=int, default=100, help="MLP batch size")
+    runner.add_steps_per_run_flag(p)
     p.add_argument(
         "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
     )
@@ -562,7 +649,15 @@ def main(argv=None):
             "examples": train.num_examples,
             **{
                 flag: getattr(args, flag)
-                for flag in ("steps", "rounds", "warmup", "inter_op", "intra_op", "xla")
+                for flag in (
+                    "steps",
+                    "rounds",
+                    "warmup",
+                    "inter_op",
+                    "intra_op",
+                    "xla",
+                    "steps_per_run",
+                )
             },
         },
     }

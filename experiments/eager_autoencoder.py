@@ -164,9 +164,9 @@ def train_eager(model, args, data, checkpointer):
     )
     data.train.restore({"epoch": 0, "position": 0})
 
-    def run_step(_with_loss):  # the loss is fetched every step (the NaN guard is on)
+    def run_step(_count, _with_loss):  # one step a run; the NaN guard fetches each loss
         images = data.train.next_batch(args.batch_size)[0]
-        return train_step(tf.constant(images)), None
+        return [train_step(tf.constant(images))], None
 
     logged, speed = training.run_steps(
         run_step,

@@ -110,7 +110,7 @@ def parse_args(p, argv=None):
     args.argv = argv
     if args.quick:
         args.steps = min(args.steps, args.quick_steps)
-    require_positive(args, "steps", "batch_size", "checkpoint_every")
+    require_positive(args, "steps", "batch_size", "checkpoint_every", "steps_per_run")
     if args.dataset not in DATASETS:
         raise ZooError(
             f"--dataset: expected one of {', '.join(DATASETS)}, found {args.dataset!r}; "
@@ -187,6 +187,23 @@ def load_data(args, validation=None):
         )
     return load_mnist(
         args.dataset, data_dir=args.data_dir, validation=validation, seed=args.seed
+    )
+
+
+def add_steps_per_run_flag(p, default=32):
+    """Adds ``--steps-per-run K`` (training steps per ``session.run``) to a parser.
+
+    Experiments that train from :class:`zoo.batches.GraphBatches` pass it to
+    :func:`zoo.training.repeat_step`; any K gives the same numbers up to float
+    round-off, a larger one less dispatch per step (docs/benchmark.md).
+    """
+    p.add_argument(
+        "--steps-per-run",
+        type=int,
+        default=default,
+        metavar="K",
+        help="training steps inside one session.run (a tf.while_loop); the results "
+        "do not depend on it, the speed does",
     )
 
 

@@ -26,13 +26,19 @@ def sharing_store_active():
     """Tells whether variables made now are stored and shared across calls.
 
     Returns:
-        True in graph mode and inside a template (``tf.compat.v1.make_template``,
+        True in graph mode (a ``tf.while_loop`` body in a graph included) and
+        inside a template (``tf.compat.v1.make_template``,
         ``zoo.share``), whose store returns the same variable on every call;
         False in plain eager execution or ``tf.function``, where
         ``tf.compat.v1.get_variable`` makes a new variable per call or trace.
     """
-    if not (tf.executing_eagerly() or tf.inside_function()):
-        return True
+    if not tf.executing_eagerly():
+        graph = tf.compat.v1.get_default_graph()
+        # A while_loop or cond body shares its graph's collections, so its store.
+        while getattr(graph, "is_control_flow_graph", False):
+            graph = graph.outer_graph
+        if not graph.building_function:
+            return True
     store = _vs._get_default_variable_store()  # no public accessor exists
     return bool(getattr(store, "_store_eager_variables", False))
 

@@ -108,22 +108,19 @@ class GraphBatches:
                 for a in self._arrays
             )
             self._rows = tf.compat.v1.placeholder(tf.int32, [window, batch_size])
-            arrays = [_hidden_variable(p, "array") for p in self._inputs]
-            indices = _hidden_variable(tf.zeros([window, batch_size], tf.int32), "indices")
-            self._slot = _hidden_variable(tf.constant(0), "slot")
-            self._variables = (*arrays, indices, self._slot)
-            self._refill = tf.group(
-                indices.assign(self._rows), self._slot.assign(0), name="refill"
+            self._arrays_in_graph = [_hidden_variable(p, "array") for p in self._inputs]
+            self._indices = _hidden_variable(
+                tf.zeros([window, batch_size], tf.int32), "indices"
             )
-            slot = self._slot.assign_add(1, read_value=True) - 1
-            rows = tf.gather(indices.value(), slot)
-            # Dense reads then GatherV2: a sparse read of a resource variable
-            # switches it to copy-on-read, copying the whole array per run.
+            self._slot = _hidden_variable(tf.constant(0), "slot")
+            self._variables = (*self._arrays_in_graph, self._indices, self._slot)
+            self._refill = tf.group(
+                self._indices.assign(self._rows), self._slot.assign(0), name="refill"
+            )
+            names = ("images", "labels")
             self._images, self._labels = (
-                tf.compat.v1.placeholder_with_default(
-                    tf.gather(v.value(), rows), [None, *v.shape[1:]], name=tensor_name
-                )
-                for v, tensor_name in zip(arrays, ("images", "labels"), strict=True)
+                tf.compat.v1.placeholder_with_default(batch, [None, *batch.shape[1:]], name)
+                for batch, name in zip(self.draw(), names, strict=True)
             )
 
     @property
@@ -146,6 +143,19 @@ class GraphBatches:
         """Examples in the dataset."""
         return self.dataset.num_examples
 
+    def draw(self):
+        """Returns new ``(images, labels)`` tensors of the next batch, for a loop body.
+
+        Each evaluation takes the next batch of the window written by
+        :meth:`next_feed`; :func:`zoo.training.repeat_step` calls it inside a
+        ``tf.while_loop`` so one run trains on several batches in order.
+        """
+        slot = self._slot.assign_add(1, read_value=True) - 1
+        rows = tf.gather(self._indices.value(), slot)
+        # Dense reads then GatherV2: a sparse read of a resource variable
+        # switches it to copy-on-read, copying the whole array per run.
+        return tuple(tf.gather(v.value(), rows) for v in self._arrays_in_graph)
+
     def initialize(self, session):
         """Copies the arrays into ``session`` (once, before the first batch)."""
         session.run(
@@ -155,25 +165,37 @@ class GraphBatches:
         self._initialized = True
         self._consumed = self.window  # a new session: indices are written on first use
 
-    def next_feed(self, session):
-        """Readies the next batch; returns the (empty) feed of the run that uses it.
+    def next_feed(self, session, count=1):
+        """Readies the next ``count`` batches; returns the (empty) feed of their run.
+
+        Args:
+            session: the session the batches were initialized in.
+            count: batches the next run draws (1, or the steps of a
+                :func:`zoo.training.repeat_step` run); at most ``window``.
 
         Raises:
-            DataError: :meth:`initialize` was not called.
+            DataError: :meth:`initialize` was not called, or ``count`` is not in
+                ``[1, window]``.
         """
         if not self._initialized:
             raise DataError(
                 "GraphBatches: expected initialize(session) before the first batch, "
                 "found none; call batches.initialize(session) after creating the session"
             )
-        if self._consumed == self.window:
+        if not 0 < count <= self.window:
+            raise DataError(
+                f"GraphBatches: expected 1 to window={self.window} batches per run, found "
+                f"{count}; build the GraphBatches with a larger window"
+            )
+        if self._consumed + count > self.window:
+            self.dataset.restore(self.state())  # rewrite the window from the next batch
             self._states, rows = [], []
             for _ in range(self.window):
                 self._states.append(self.dataset.state())
                 rows.append(self.dataset.next_indices(self.batch_size))
             session.run(self._refill, {self._rows: rows})
             self._consumed = 0
-        self._consumed += 1
+        self._consumed += count
         return {}
 
     def state(self):

@@ -21,6 +21,7 @@ stops the run at once with :class:`NonFiniteLossError`.
 """
 
 import contextlib
+import dataclasses
 import math
 import signal
 import threading
@@ -29,16 +30,18 @@ import time
 import tensorflow as tf
 from tqdm import tqdm
 
-from layers.errors import ZooError
+from layers.errors import ScopeError, ZooError
 from zoo.batches import GraphBatches
 from zoo.checkpoints import Checkpointer, LoopCheckpoint, RunInterrupted
 
 __all__ = [
     "Checkpointer",
+    "RepeatedStep",
     "LoopCheckpoint",
     "NonFiniteLossError",
     "RunInterrupted",
     "add_scalar",
+    "repeat_step",
     "run_steps",
     "train_loop",
 ]
@@ -97,6 +100,156 @@ def _signals_caught(enabled):
         restore_handlers()
 
 
+@dataclasses.dataclass(frozen=True)
+class RepeatedStep:
+    """Training steps that one ``session.run`` repeats in a loop; see :func:`repeat_step`.
+
+    Attributes:
+        train_op: one run trains ``count`` steps (default ``steps_per_run``).
+        losses: [count] the loss of each of those steps, in order.
+        metrics: dict name -> [count] tensor of each step's metric.
+        count: scalar int32 placeholder with default ``steps_per_run``: feed a
+            smaller value to run fewer steps (the loop does at checkpoints).
+        steps_per_run: steps of a run when ``count`` is not fed.
+        loss: the scalar loss built once outside the loop on the batches'
+            ``images``/``labels`` (the one-step graph that created the
+            variables and optimizer slots).
+    """
+
+    train_op: tf.Operation
+    losses: tf.Tensor
+    metrics: dict
+    count: tf.Tensor
+    steps_per_run: int
+    loss: tf.Tensor
+
+
+def repeat_step(
+    loss_fn, optimizer, batches, steps_per_run, *, global_step=None, var_list=None
+):
+    """Builds ``steps_per_run`` optimizer steps on consecutive batches inside one run.
+
+    ``loss_fn(images, labels)`` builds a model's loss (a scalar, or ``(loss,
+    {name: scalar})`` with metrics). It is called twice: once outside the loop on
+    ``batches.images``/``batches.labels``, where it creates the variables and
+    ``optimizer.minimize`` creates the slots (that is the one-step graph), then
+    inside a ``tf.while_loop`` body under ``reuse=True``, where each iteration
+    takes the next batch with :meth:`zoo.batches.GraphBatches.draw`, computes the
+    gradients and applies them. The iterations run one after the other (each
+    waits for the previous update), on the same batches in the same order as
+    ``steps_per_run`` separate runs, so the numbers are those of one step per run
+    up to float round-off.
+
+    Args:
+        loss_fn: builds the loss from one batch; must create no variable on its
+            second call (build the model with the zoo's builders or your own
+            ``get_variable`` code: the second call reuses).
+        optimizer: a ``tf.compat.v1.train.Optimizer`` (any: slots are made once,
+            outside the loop).
+        batches: the :class:`zoo.batches.GraphBatches` the steps draw from (or
+            any object with its ``images``, ``labels``, ``window`` and ``draw()``).
+        steps_per_run: K >= 1, at most ``batches.window``; 1 builds no loop.
+        global_step: optional variable incremented once per step.
+        var_list: variables to train (default: every trainable variable).
+
+    Returns:
+        A :class:`RepeatedStep`; pass it to :func:`train_loop` as ``train_op``
+        with ``loss=None``.
+
+    Raises:
+        ZooError: ``steps_per_run`` is not an int in ``[1, batches.window]``,
+            ``batches`` is not a GraphBatches, or ``loss_fn`` returns something
+            else than a scalar loss (and metrics).
+        ScopeError: ``loss_fn`` creates a variable on its second call.
+    """
+    _check_steps_per_run(steps_per_run, batches)
+    loss, metrics = _loss_and_metrics(loss_fn(batches.images, batches.labels))
+    grads_and_vars = optimizer.compute_gradients(loss, var_list)
+    one_step = optimizer.apply_gradients(grads_and_vars, global_step)
+    trained = [v for g, v in grads_and_vars if g is not None]
+    count = tf.compat.v1.placeholder_with_default(steps_per_run, [], name="steps_this_run")
+    if steps_per_run == 1:
+        stacked = {name: tf.reshape(v, [1]) for name, v in metrics.items()}
+        return RepeatedStep(one_step, tf.reshape(loss, [1]), stacked, count, 1, loss)
+    scope = tf.compat.v1.get_variable_scope()
+    names = sorted(metrics)
+
+    def body(i, *arrays):
+        images, labels = batches.draw()
+        with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
+            try:
+                built = loss_fn(images, labels)
+            except ScopeError as err:
+                raise ScopeError(
+                    f"repeat_step: expected loss_fn to build the same variables on its "
+                    f"second call (in the loop, reuse=True), found: {err}; build the "
+                    "same scopes on every call"
+                ) from err
+        step_loss, step_metrics = _loss_and_metrics(built)
+        gradients = tf.gradients(step_loss, trained)
+        update = optimizer.apply_gradients(
+            zip(gradients, trained, strict=True), global_step
+        )
+        values = (step_loss, *(step_metrics[name] for name in names))
+        with tf.control_dependencies([update]):
+            return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
+
+    arrays = [
+        tf.TensorArray(t.dtype, size=count, element_shape=[])
+        for t in (loss, *(metrics[name] for name in names))
+    ]
+    _, *arrays = tf.while_loop(
+        lambda i, *_: i < count,
+        body,
+        [tf.constant(0), *arrays],
+        parallel_iterations=1,
+        maximum_iterations=steps_per_run,
+        name="repeat_step",
+    )
+    stacked = [a.stack() for a in arrays]
+    return RepeatedStep(
+        tf.group(stacked, name="train_steps"),
+        stacked[0],
+        dict(zip(names, stacked[1:], strict=True)),
+        count,
+        steps_per_run,
+        loss,
+    )
+
+
+def _check_steps_per_run(steps_per_run, batches):
+    if not all(hasattr(batches, name) for name in ("images", "labels", "draw", "window")):
+        raise ZooError(
+            f"repeat_step: expected GraphBatches (batches drawn in the graph), found "
+            f"{type(batches).__name__}; a feed_dict source cannot be looped in one run: "
+            "use zoo.batches.GraphBatches, or train_loop with one step per run"
+        )
+    if (
+        isinstance(steps_per_run, bool)
+        or not isinstance(steps_per_run, int)
+        or not 1 <= steps_per_run <= batches.window
+    ):
+        raise ZooError(
+            f"repeat_step: expected steps_per_run an int in [1, {batches.window}] (the "
+            f"batches' window), found {steps_per_run!r}; pass a K in that range, or "
+            "build GraphBatches with a larger window"
+        )
+
+
+def _loss_and_metrics(built):
+    """Splits ``loss_fn``'s result into ``(scalar loss, {name: scalar})``."""
+    loss, metrics = built if isinstance(built, tuple) else (built, {})
+    tensors = [loss, *metrics.values()] if isinstance(metrics, dict) else None
+    if tensors is None or not all(
+        isinstance(t, tf.Tensor) and t.shape.rank == 0 for t in tensors
+    ):
+        raise ZooError(
+            f"repeat_step: expected loss_fn to return a scalar loss tensor or (loss, "
+            f"{{name: scalar tensor}}), found {built!r}; return model.loss (and metrics)"
+        )
+    return loss, metrics
+
+
 def train_loop(
     session,
     train_op,
@@ -117,27 +270,36 @@ def train_loop(
     """Runs ``steps`` training steps, fetching the loss every ``log_every`` steps.
 
     With a ``checkpointer``, the loop first restores its last checkpoint (on
-    ``--resume``), saves one every ``checkpointer.every`` steps and at the end,
+    resume), saves one every ``checkpointer.every`` steps and at the end,
     and on SIGINT/SIGTERM saves one, writes ``partial.json`` and raises
     :class:`RunInterrupted`, whose message holds the command that resumes.
 
+    With a :class:`RepeatedStep` (:func:`repeat_step`), each ``session.run``
+    trains K steps; runs are cut short at checkpoint steps and at the end, so
+    logging, checkpoints and the batches are exactly those of one step per
+    run, the NaN guard checks every step's loss (and names the first bad one),
+    and a signal is answered within one run.
+
     Args:
         session: the ``tf.compat.v1.Session``, variables initialized.
-        train_op: the op to run each step.
+        train_op: the op to run each step, or a :class:`RepeatedStep`.
         loss: scalar tensor fetched at steps 0, log_every, 2*log_every, ...
-            (and at every step while the NaN guard is on).
+            (and at every step while the NaN guard is on); None with a
+            :class:`RepeatedStep`, whose ``losses`` are used.
         batches: a :class:`zoo.batches.GraphBatches` (the model reads its
             tensors: no ``feed_dict``, the fast path), or a
             :class:`zoo.data.DataSet` whose ``next_batch`` goes through ``feed``.
         steps: number of steps.
         batch_size: examples per step.
         feed: with a DataSet, function ``(images, labels) -> feed_dict``; with
-            GraphBatches, None or a function ``() -> feed_dict`` of extra values.
+            GraphBatches, None or a function ``() -> feed_dict`` of extra values
+            (with a RepeatedStep, held for the K steps of a run).
         log_every: logging period in steps.
         desc: label of the progress bar and of the loop's checkpoints.
         on_log: optional ``on_log(step, loss)`` called at each logged step.
         metrics: optional dict of tensors fetched with the loss at each logged
-            step; each logged entry then is ``(step, loss, {name: value})``.
+            step; each logged entry then is ``(step, loss, {name: value})``
+            (with a RepeatedStep, its own ``metrics`` are used instead).
         writer: optional TensorBoard writer that receives the logged loss.
         checkpointer: optional :class:`Checkpointer` of the run.
         nan_guard: check the loss at every step and stop on NaN/Inf; None means
@@ -145,24 +307,26 @@ def train_loop(
 
     Returns:
         ``(logged, steps_per_second)``: the list of ``(step, loss)`` pairs (or
-        triples, with ``metrics``) and the speed over the whole loop (resumed
+        triples, with metrics) and the speed over the whole loop (resumed
         parts included).
 
     Raises:
         NonFiniteLossError: the guard is on and the loss became NaN or Inf.
         RunInterrupted: SIGINT/SIGTERM arrived; a checkpoint was written.
         ZooError: the checkpoint to resume from does not fit (see
-            :class:`Checkpointer`), or ``batches`` and ``feed`` do not go together.
+            :class:`Checkpointer`), or ``train_op``, ``loss``, ``batches`` and
+            ``feed`` do not go together.
     """
     next_feed = _feeder(session, batches, batch_size, feed, desc)
-    step_runner = _StepRunner(session, train_op, loss, metrics)
+    step_runner = _StepRunner(session, train_op, loss, metrics, desc)
     checkpoints = None
     if checkpointer is not None:
         checkpoints = checkpointer.open(session, batches, desc, steps, batch_size)
     return run_steps(
-        lambda with_loss: step_runner(next_feed(), with_loss),
+        lambda count, with_loss: step_runner(next_feed(count), count, with_loss),
         steps,
         checkpoints,
+        steps_per_run=step_runner.steps_per_run,
         log_every=log_every,
         desc=desc,
         on_log=on_log,
@@ -176,6 +340,7 @@ def run_steps(
     steps,
     checkpoints=None,
     *,
+    steps_per_run=1,
     log_every=1000,
     desc="train",
     on_log=None,
@@ -185,12 +350,15 @@ def run_steps(
     """The loop of :func:`train_loop` around any step: logging, NaN guard, checkpoints.
 
     Args:
-        run_step: ``run_step(with_loss)`` runs one training step; with
-            ``with_loss`` it returns ``(loss, metrics)``, metrics a dict or None.
+        run_step: ``run_step(count, with_loss)`` runs ``count`` training steps
+            (1 <= count <= steps_per_run); with ``with_loss`` it returns
+            ``(losses, metrics)``: the ``count`` losses and a dict name ->
+            ``count`` values, or None.
         steps: number of steps.
         checkpoints: optional :class:`LoopCheckpoint` of the loop (restored
             first, saved every ``checkpoints.owner.every`` steps, at the end
             and on SIGINT/SIGTERM).
+        steps_per_run: most steps one ``run_step`` call trains.
         log_every, desc, on_log, writer, nan_guard: as :func:`train_loop`.
 
     Returns:
@@ -201,81 +369,107 @@ def run_steps(
     """
     guard = checkpoints is not None if nan_guard is None else nan_guard
     start, logged, seconds = checkpoints.restore() if checkpoints else (0, [], 0.0)
+    every = checkpoints.owner.every if checkpoints else steps
     last_finite = None
     began = time.perf_counter()
-    with _signals_caught(enabled=bool(checkpoints)) as caught:
-        for step in tqdm(
-            range(start, steps),
-            initial=start,
-            total=steps,
-            desc=desc,
-            disable=None,
-            leave=False,
-        ):
-            if step % log_every and not guard:
-                run_step(False)
-            else:
-                value, values = run_step(True)
-                value = float(value)
-                if guard and not math.isfinite(value):
-                    raise _non_finite_error(desc, step, value, last_finite, checkpoints)
-                last_finite = (step, value)
-                if step % log_every == 0:
-                    entry = (step, value) if values is None else (step, value, values)
+    progress = tqdm(initial=start, total=steps, desc=desc, disable=None, leave=False)
+    step = start
+    with progress, _signals_caught(enabled=bool(checkpoints)) as caught:
+        while step < steps:
+            count = min(steps_per_run, steps - step, every - step % every)
+            first_logged = -(-step // log_every) * log_every
+            with_loss = guard or first_logged < step + count
+            result = run_step(count, with_loss)
+            if with_loss:
+                losses, values = result
+                losses = [float(value) for value in losses]
+                for offset, value in enumerate(losses):
+                    if guard and not math.isfinite(value):
+                        raise _non_finite_error(
+                            desc, step + offset, value, last_finite, checkpoints
+                        )
+                    last_finite = (step + offset, value)
+                for logged_step in range(first_logged, step + count, log_every):
+                    value = losses[logged_step - step]
+                    entry = (logged_step, value)
+                    if values is not None:
+                        offset = logged_step - step
+                        entry += ({name: float(v[offset]) for name, v in values.items()},)
                     logged.append(entry)
-                    _report(desc, step, value, on_log, writer)
-            done = step + 1
-            every = checkpoints.owner.every if checkpoints else 0
-            if checkpoints and (done % every == 0 or done == steps or caught):
-                checkpoints.save(done, logged, seconds + time.perf_counter() - began)
+                    _report(desc, logged_step, value, on_log, writer)
+            step += count
+            progress.update(count)
+            if checkpoints and (step % every == 0 or step == steps or caught):
+                checkpoints.save(step, logged, seconds + time.perf_counter() - began)
             if caught:
-                raise checkpoints.interrupted(caught[0], done, logged)
+                raise checkpoints.interrupted(caught[0], step, logged)
     return logged, steps / (seconds + time.perf_counter() - began)
 
 
 def _feeder(session, batches, batch_size, feed, desc):
-    """Returns ``next_feed() -> feed_dict`` of one training step from ``batches``."""
+    """Returns ``next_feed(count) -> feed_dict`` of a run of ``count`` steps."""
     if not isinstance(batches, GraphBatches):
         if feed is None:
             raise ZooError(
                 f"{desc}: expected feed(images, labels) -> feed_dict with a DataSet, "
                 "found none; pass feed=, or GraphBatches whose tensors the model reads"
             )
-        return lambda: feed(*batches.next_batch(batch_size))
+        return lambda count: feed(*batches.next_batch(batch_size))
     if batch_size != batches.batch_size:
         raise ZooError(
             f"{desc}: expected batch_size {batches.batch_size} as the GraphBatches were "
             f"built with, found {batch_size}; pass the same batch size to both"
         )
     if feed is None:
-        return lambda: batches.next_feed(session)
-    return lambda: {**batches.next_feed(session), **feed()}
+        return lambda count: batches.next_feed(session, count)
+    return lambda count: {**batches.next_feed(session, count), **feed()}
 
 
 class _StepRunner:
-    """Runs ``train_op`` (and fetches ``loss`` and metrics) through cached callables.
+    """Runs a step (fetching its losses and metrics) through cached callables.
 
     A callable skips the per-call work of ``session.run`` (fetch and feed
     handling in Python), a measurable share of a small model's step.
     """
 
-    def __init__(self, session, train_op, loss, metrics):
+    def __init__(self, session, train_op, loss, metrics, desc):
+        self.repeated = isinstance(train_op, RepeatedStep)
+        if self.repeated:
+            if loss is not None or metrics:
+                raise ZooError(
+                    f"{desc}: expected loss=None and no metrics= with a RepeatedStep "
+                    f"(it carries its own), found loss={loss!r}, metrics={metrics!r}; "
+                    "pass None and return metrics from repeat_step's loss_fn"
+                )
+            self.count, self.steps_per_run = train_op.count, train_op.steps_per_run
+            loss, metrics = train_op.losses, train_op.metrics
+            train_op = train_op.train_op
+        else:
+            self.count, self.steps_per_run = None, 1
         self.session = session
         self.fetches = {False: train_op, True: (train_op, loss, metrics or {})}
         self.callables = {}
 
-    def __call__(self, feed_dict, with_loss=False):
-        """Runs one step; with ``with_loss`` returns ``(loss, {name: value} or None)``."""
+    def __call__(self, feed_dict, count, with_loss):
+        """Runs ``count`` steps; with ``with_loss``, returns ``(losses, metrics)``.
+
+        ``losses`` has one value per step and ``metrics`` maps each name to one
+        value per step (None without metrics).
+        """
+        if count != self.steps_per_run:
+            feed_dict = {**feed_dict, self.count: count}
         key = (with_loss, tuple(feed_dict))
         if key not in self.callables:
             self.callables[key] = self.session.make_callable(
                 self.fetches[with_loss], list(feed_dict)
             )
         result = self.callables[key](*feed_dict.values())
-        if with_loss:
-            _, loss, values = result
-            return loss, {name: float(value) for name, value in values.items()} or None
-        return None
+        if not with_loss:
+            return None
+        _, losses, values = result
+        if not self.repeated:  # one step: scalars
+            losses, values = [losses], {name: [v] for name, v in values.items()}
+        return losses, values or None
 
 
 def _report(desc, step, value, on_log, writer):

@@ -76,10 +76,10 @@ def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
     assert printed.count("loss (test) = ") == 2
 
 
-def train_variant(data_dir, out, seed):
+def train_variant(data_dir, out, seed, steps_per_run="32"):
     """Trains the tied variant 20 steps, no plots; returns (result, reconstructions)."""
     argv = ["--data-dir", data_dir, "--validation", "0", "--steps", "20", "--seed", seed]
-    argv += ["--batch-size", "32", "--out", str(out)]
+    argv += ["--batch-size", "32", "--out", str(out), "--steps-per-run", steps_per_run]
     args = runner.parse_args(autoencoder.build_parser(), argv)
     run = rundir.run_dir(args, "autoencoder")
     return autoencoder.run_variant("tied", args, runner.load_data(args), run)
@@ -96,6 +96,16 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
     assert first["losses"] != other["losses"]
 
 
+@pytest.mark.slow
+def test_steps_per_run_changes_no_number(tiny_data_dir, tmp_path):
+    looped, looped_images = train_variant(tiny_data_dir, tmp_path / "a", "3", "7")
+    single, single_images = train_variant(tiny_data_dir, tmp_path / "b", "3", "1")
+    assert (looped["steps_per_run"], single["steps_per_run"]) == (7, 1)
+    assert looped["losses"] == single["losses"]
+    assert looped["test_loss"] == single["test_loss"]
+    assert (looped_images == single_images).all()
+
+
 @pytest.mark.parametrize(
     "flags, message",
     [
@@ -103,6 +113,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
         ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
         (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
+        (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer, found 0"),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):

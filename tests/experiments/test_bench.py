@@ -8,7 +8,20 @@ import pytest
 from experiments import bench
 from layers.errors import ZooError
 
-CONTENDERS = {"ours", "ours_feed_dict", "ours_graph_input", "keras", "tf_function", "limit"}
+CONTENDERS = {
+    "ours",
+    "ours_one_step",
+    "ours_feed_dict",
+    "ours_graph_input",
+    "keras",
+    "keras_spe",
+    "keras_spe_xla",
+    "keras_best",
+    "tf_function",
+    "tf_function_loop",
+    "compute_limit",
+    "limit",
+}
 
 
 @pytest.mark.parametrize("variant", ["untied", "tied"])
@@ -61,7 +74,7 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
     assert results["peak_rss_mib"] > 0
     for model, variants in (("autoencoder", {"untied", "tied"}), ("mlp", {"625-625"})):
         entry = results[model]
-        for key in ("ratio_keras", "ratio_tf_function", "ratio_limit"):
+        for key in bench.RATIOS:
             assert entry[key] > 0
         assert set(entry["variants"]) == variants
         for timing in entry["variants"].values():
@@ -69,6 +82,11 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
                 assert set(timing[table]) == CONTENDERS
                 assert all(v > 0 and math.isfinite(v) for v in timing[table].values())
             assert timing["next_batch_ms"] > 0
+            assert timing["keras_best"] in ("keras_spe", "keras_spe_xla")
+            best = timing["steps_per_s"][timing["keras_best"]]
+            assert best == max(
+                timing["steps_per_s"][k] for k in ("keras_spe", "keras_spe_xla")
+            )
             assert math.isfinite(timing["feed_fraction"])
             assert math.isfinite(timing["cpu_feed_fraction"])
             assert math.isfinite(timing["input_fraction"])

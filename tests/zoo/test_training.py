@@ -1,0 +1,171 @@
+"""zoo.training.repeat_step: K steps in one session.run, exactly as K runs of one step."""
+
+import signal
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers.errors import ScopeError, ZooError
+from zoo import training
+from zoo.batches import GraphBatches
+from zoo.checkpoints import Checkpointer
+from zoo.data import DataSet
+from zoo.models import autoencoder
+
+OPTIMIZERS = {
+    "adagrad": lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
+    "adam": lambda: tf.compat.v1.train.AdamOptimizer(0.01),
+    "momentum": lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9),
+}
+
+
+def dataset(n=40, nan_row=None):
+    """A DataSet of ``n`` random images (one NaN pixel in ``nan_row`` if given)."""
+    rng = np.random.default_rng(5)
+    images = rng.random((n, 784), dtype=np.float32)
+    if nan_row is not None:
+        images[nan_row, 0] = np.nan
+    return DataSet(images, np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)], seed=4)
+
+
+def loss_and_code_mean(images, _labels):
+    model = autoencoder(images, n_hidden=16, scope="ae")
+    return model.loss, {"code_mean": tf.reduce_mean(model.encoded)}
+
+
+def train(
+    steps_per_run,
+    steps,
+    optimizer="adagrad",
+    data=None,
+    checkpointer=None,
+    feed=None,
+    log_every=3,
+):
+    """Trains a small autoencoder, batches of 8; returns (logged, weights, step, #vars)."""
+    data = data or dataset()
+    with tf.Graph().as_default() as graph:
+        tf.compat.v1.set_random_seed(0)
+        batches = GraphBatches(data, 8, window=12)
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        step = training.repeat_step(
+            loss_and_code_mean,
+            OPTIMIZERS[optimizer](),
+            batches,
+            steps_per_run,
+            global_step=global_step,
+        )
+        init = tf.compat.v1.global_variables_initializer()
+    graph.finalize()
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        batches.initialize(session)
+        logged, _ = training.train_loop(
+            session,
+            step,
+            None,
+            batches,
+            steps,
+            8,
+            feed,
+            log_every=log_every,
+            checkpointer=checkpointer,
+        )
+        weights = session.run(graph.get_collection("trainable_variables"))
+        n_variables = len(graph.get_collection("variables"))
+        return logged, weights, session.run(global_step), n_variables
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_k_steps_per_run_equal_one_step_per_run_bit_for_bit(optimizer):
+    one = train(1, 29, optimizer)  # 29 steps of 8 from 40 examples: 5+ epochs
+    many = train(5, 29, optimizer)  # 5 runs of 5, then a run of 4
+
+    logged, weights, global_step, n_variables = many
+    assert logged == one[0]
+    assert [entry[0] for entry in logged] == list(range(0, 29, 3))
+    assert set(logged[0][2]) == {"code_mean"}
+    for a, b in zip(weights, one[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert global_step == one[2] == 29
+    assert n_variables == one[3]  # slots made once, outside the loop
+
+
+def test_a_run_is_cut_at_checkpoints_and_a_resume_extends_exactly(tmp_path):
+    straight = train(1, 23)
+    checkpointer = Checkpointer(str(tmp_path), every=5)
+    train(4, 11, checkpointer=checkpointer)  # runs of 4, 1 (checkpoint at 5), 4, 1, 1
+    assert checkpointer.loops == 1
+    resumed = train(7, 23, checkpointer=Checkpointer(str(tmp_path), every=5, resume=True))
+
+    assert resumed[0] == straight[0]
+    for a, b in zip(resumed[1], straight[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_signal_is_answered_within_one_run_of_k_steps(tmp_path):
+    runs = []
+
+    def feed():
+        runs.append(len(runs))
+        if len(runs) == 2:  # during the second run: steps 6 to 11
+            signal.raise_signal(signal.SIGINT)
+        return {}
+
+    with pytest.raises(training.RunInterrupted, match="at step 12 of 30"):
+        train(6, 30, checkpointer=Checkpointer(str(tmp_path), every=100), feed=feed)
+
+
+def first_batch_holding(data, row, batch_size=8):
+    """The step whose batch holds ``row``, in the DataSet's order."""
+    probe = DataSet(data.images, data.labels, seed=data.seed)
+    step = 0
+    while row not in probe.next_indices(batch_size):
+        step += 1
+    return step
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 6])
+def test_the_nan_guard_names_the_first_bad_step_inside_a_run(tmp_path, steps_per_run):
+    data = dataset(nan_row=17)
+    bad = first_batch_holding(data, 17)
+
+    with pytest.raises(training.NonFiniteLossError, match=f"found nan at step {bad};"):
+        train(steps_per_run, 30, data=data, checkpointer=Checkpointer(str(tmp_path)))
+
+
+def test_bad_steps_per_run_and_unloopable_inputs_are_refused(graph):
+    batches = GraphBatches(dataset(), 8, window=12)
+    optimizer = tf.compat.v1.train.AdagradOptimizer(0.1)
+    for k in (0, 13, 2.0, True):
+        with pytest.raises(ZooError, match=r"expected steps_per_run an int in \[1, 12\]"):
+            training.repeat_step(loss_and_code_mean, optimizer, batches, k)
+    with pytest.raises(ZooError, match="a feed_dict source cannot be looped"):
+        training.repeat_step(loss_and_code_mean, optimizer, dataset(), 4)
+    with pytest.raises(ZooError, match=r"expected loss_fn to return a scalar loss"):
+        training.repeat_step(lambda x, y: [x], optimizer, batches, 4)
+
+
+def test_a_loss_fn_that_makes_new_variables_in_the_loop_is_refused(graph):
+    batches = GraphBatches(dataset(), 8, window=12)
+    calls = []
+
+    def fresh_scope_each_call(images, _labels):
+        calls.append(1)
+        return autoencoder(images, n_hidden=4, scope=f"ae{len(calls)}").loss
+
+    with pytest.raises(ScopeError, match=r"repeat_step: expected loss_fn to build the"):
+        training.repeat_step(
+            fresh_scope_each_call, tf.compat.v1.train.AdagradOptimizer(0.1), batches, 4
+        )
+
+
+def test_a_repeated_step_takes_no_separate_loss(graph):
+    batches = GraphBatches(dataset(), 8, window=12)
+    step = training.repeat_step(
+        loss_and_code_mean, tf.compat.v1.train.AdagradOptimizer(0.1), batches, 4
+    )
+    with tf.compat.v1.Session() as session:
+        with pytest.raises(ZooError, match=r"train: expected loss=None and no metrics="):
+            training.train_loop(session, step, step.loss, batches, 3, 8)
