@@ -5,7 +5,9 @@ through a GRU of 128 units and classifies the last state with a softmax
 read-out; Adam trains it on the cross-entropy summed over the batch. ``shared``
 builds the cell once and reuses its variables at every step (the TF1 unroll
 with ``reuse=True``); ``per_step`` gives every step its own cell, 28 times
-the cell's parameters, trained with the same steps and batches. The test
+the cell's parameters, trained with the same steps and batches. Training goes through
+``zoo.training.repeat_step`` and ``train_loop``: ``--steps-per-run K`` steps in
+one ``session.run`` (the numbers do not depend on K, the speed does). The test
 accuracy comes from a second build with ``reuse=True`` on a test placeholder.
 
 Usage::
@@ -60,6 +62,7 @@ def build_parser():
         help="time steps per image; each reads 784 / N pixels (28: one row per step)",
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
+    runner.add_steps_per_run_flag(p)
     runner.add_validation_flag(p)
     return p
 
@@ -72,6 +75,12 @@ def check_flags(args):
             f"--time-steps: expected a divisor of the {N_PIXELS} pixels of an image, "
             f"found {args.time_steps}; pass e.g. 28 (a row per step), 14, 56 or 784"
         )
+
+
+def loss_and_accuracy(images, labels, kwargs):
+    """Returns the classifier's loss and ``{"batch_accuracy": ...}`` on one batch."""
+    model = rnn_classifier(images, labels, **kwargs)
+    return model.loss, {"batch_accuracy": model.accuracy}
 
 
 def run_variant(variant, args, data, run):
@@ -98,16 +107,20 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        model = rnn_classifier(batches.images, batches.labels, **kwargs)
-        train_op = tf.compat.v1.train.AdamOptimizer(args.learning_rate).minimize(model.loss)
+        step = training.repeat_step(
+            lambda images, labels: loss_and_accuracy(images, labels, kwargs),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate),
+            batches,
+            args.steps_per_run,
+        )
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
         evaluation = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
-        cell = {id(v): v for step in model.steps for v in step.params}.values()
+        cell = {id(v): v for s in evaluation.steps for v in s.params}.values()
         parameters = {
             "cells": sum(int(np.prod(v.shape)) for v in cell),
             "cell_variables": len(cell),
-            "readout": sum(int(np.prod(v.shape)) for v in model.readout.params),
+            "readout": sum(int(np.prod(v.shape)) for v in evaluation.readout.params),
         }
         parameters["total"] = parameters["cells"] + parameters["readout"]
         init = tf.compat.v1.global_variables_initializer()
@@ -124,15 +137,14 @@ def run_variant(variant, args, data, run):
         print(f"Training ({variant}, {parameters['total']:,} parameters)...")
         logged, steps_per_second = training.train_loop(
             session,
-            train_op,
-            model.loss,
+            step,
+            None,
             batches,
             args.steps,
             args.batch_size,
             log_every=log_every,
             desc=variant,
             on_log=print_step,
-            metrics={"batch_accuracy": model.accuracy},
             writer=writer,
             checkpointer=run.checkpointer,
         )
@@ -156,6 +168,7 @@ def run_variant(variant, args, data, run):
         "train_examples": data.train.num_examples,
         "steps": args.steps,
         "batch_size": args.batch_size,
+        "steps_per_run": args.steps_per_run,
         "seed": args.seed,
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": steps_per_second,

@@ -7,7 +7,9 @@ pairs made inside the graph from each training batch
 first image of one pair, half of the pairs of one class). ``shared`` applies
 one tower to both images (the second time with ``reuse=True``);
 ``two_towers`` gives the second image its own tower, with the same steps,
-batches and pairs.
+batches and pairs. Training goes through ``zoo.training.repeat_step`` and
+``train_loop``: ``--steps-per-run K`` steps in one ``session.run`` (the numbers
+do not depend on K, the speed does).
 
 Measured on the test split, per variant:
 
@@ -83,6 +85,7 @@ def build_parser():
         help="nearest neighbour: compare the test images with the first N training "
         "images (default all)",
     )
+    runner.add_steps_per_run_flag(p)
     runner.add_validation_flag(
         p,
         "training examples held out from the start of the training split; the "
@@ -109,6 +112,13 @@ def model_kwargs(args, variant):
     }
 
 
+def pair_loss(images, labels, args, variant):
+    """Returns the contrastive loss of the pairs :func:`partners_in_batch` makes."""
+    partner, same = partners_in_batch(tf.argmax(labels, 1))
+    model = siamese(images, tf.gather(images, partner), same, **model_kwargs(args, variant))
+    return model.loss
+
+
 def run_variant(variant, args, data, run):
     """Builds, trains and evaluates one variant in its own graph.
 
@@ -127,14 +137,12 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        partner, same = partners_in_batch(tf.argmax(batches.labels, 1))
-        model = siamese(
-            batches.images,
-            tf.gather(batches.images, partner),
-            same,
-            **model_kwargs(args, variant),
+        step = training.repeat_step(
+            lambda images, labels: pair_loss(images, labels, args, variant),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate),
+            batches,
+            args.steps_per_run,
         )
-        train_op = tf.compat.v1.train.AdamOptimizer(args.learning_rate).minimize(model.loss)
         x_eval = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_eval")
         probe = siamese(x_eval, x_eval, reuse=True, **model_kwargs(args, variant))
         labels_eval = tf.compat.v1.placeholder(tf.int64, [None], name="labels_eval")
@@ -154,8 +162,8 @@ def run_variant(variant, args, data, run):
         print(f"Training ({variant}, {parameters:,} parameters)...")
         logged, steps_per_second = training.train_loop(
             session,
-            train_op,
-            model.loss,
+            step,
+            None,
             batches,
             args.steps,
             args.batch_size,
@@ -230,6 +238,7 @@ def run_variant(variant, args, data, run):
         "train_examples": data.train.num_examples,
         "steps": args.steps,
         "batch_size": args.batch_size,
+        "steps_per_run": args.steps_per_run,
         "seed": args.seed,
         "wall_time_s": wall,
         "steps_per_second": steps_per_second,

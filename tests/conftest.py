@@ -95,14 +95,17 @@ def raising(signum):
     return action
 
 
-def on_graph_batch(monkeypatch, call, action):
-    """Runs ``action()`` as GraphBatches readies batch number ``call`` (from 0)."""
+def on_graph_run(monkeypatch, call, action):
+    """Runs ``action()`` as GraphBatches readies run number ``call`` (from 0).
+
+    A run trains one step, or several with ``--steps-per-run``.
+    """
     real, calls = GraphBatches.next_feed, []
 
-    def next_feed(self, session):
-        calls.append(None)
+    def next_feed(self, session, count=1):
+        calls.append(count)
         if len(calls) - 1 == call:
             action()
-        return real(self, session)
+        return real(self, session, count)
 
     monkeypatch.setattr(GraphBatches, "next_feed", next_feed)

@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from experiments import rnn, runner
-from tests.conftest import on_graph_batch
+from tests.conftest import on_graph_run
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -52,19 +52,24 @@ def result_of(out):
 
 @pytest.mark.slow
 def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, monkeypatch):
-    assert rnn.main(tiny_argv(tiny_data_dir, tmp_path / "whole")) == 0
-    on_graph_batch(monkeypatch, 8, lambda: signal.raise_signal(signal.SIGTERM))
-    cut = tmp_path / "cut"
+    """32 steps per run (cut at checkpoints), uninterrupted, against 2 cut at step 7."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert rnn.main(tiny_argv(tiny_data_dir, whole)) == 0
+    looped = tiny_argv(tiny_data_dir, cut, "--steps-per-run", "2")
+    # Runs of 2 steps, cut at the checkpoint every 5: [0, 1], [2, 3], [4], [5, 6], ...
+    on_graph_run(monkeypatch, 3, lambda: signal.raise_signal(signal.SIGTERM))
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(rnn.main, tiny_argv(tiny_data_dir, cut))
+        runner.entry_point(rnn.main, looped)
     assert exit_info.value.code == 128 + signal.SIGTERM
     assert not (cut / "results.json").exists()
+    assert json.loads((cut / "partial.json").read_text())["step"] == 7
     monkeypatch.undo()
-    assert rnn.main(tiny_argv(tiny_data_dir, cut, "--resume", str(cut))) == 0
+    assert rnn.main([*looped, "--resume", str(cut)]) == 0
 
-    whole, resumed = result_of(tmp_path / "whole"), result_of(cut)
+    whole, resumed = result_of(whole), result_of(cut)
     for key in ("losses", "batch_accuracy", "test_accuracy", "parameters"):
         assert resumed[key] == whole[key]
+    assert (whole["steps_per_run"], resumed["steps_per_run"]) == (32, 2)
 
 
 @pytest.mark.parametrize(
@@ -74,6 +79,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
          "an image, found 27"),
         (["--time-steps", "0"], "--time-steps: expected a positive integer, found 0"),
         (["--hidden", "0"], "--hidden: expected a positive integer, found 0"),
+        (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer"),
         (["--learning-rate", "-1"], "--learning-rate: expected a positive number"),
         (["--variant", "bidirectional"], "argument --variant: invalid choice"),
     ],

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from experiments import rundir, runner, siamese
-from tests.conftest import on_graph_batch
+from tests.conftest import on_graph_run
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -54,20 +54,24 @@ def results_of(out):
 
 @pytest.mark.slow
 def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, monkeypatch):
-    assert siamese.main(tiny_argv(tiny_data_dir, tmp_path / "whole")) == 0
-    on_graph_batch(monkeypatch, 7, lambda: signal.raise_signal(signal.SIGINT))
+    """One step per run, uninterrupted, against 3 steps per run cut at step 8."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert siamese.main(tiny_argv(tiny_data_dir, whole, "--steps-per-run", "1")) == 0
+    looped = tiny_argv(tiny_data_dir, cut, "--steps-per-run", "3")
+    on_graph_run(monkeypatch, 2, lambda: signal.raise_signal(signal.SIGINT))  # steps 5-7
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(siamese.main, tiny_argv(tiny_data_dir, tmp_path / "cut"))
+        runner.entry_point(siamese.main, looped)
     assert exit_info.value.code == 128 + signal.SIGINT
+    assert json.loads((cut / "partial.json").read_text())["step"] == 8
     monkeypatch.undo()
-    cut = tmp_path / "cut"
-    assert siamese.main(tiny_argv(tiny_data_dir, cut, "--resume", str(cut))) == 0
+    assert siamese.main([*looped, "--resume", str(cut)]) == 0
 
-    whole, resumed = results_of(tmp_path / "whole"), results_of(cut)
+    whole, resumed = results_of(whole), results_of(cut)
     assert resumed["losses"] == whole["losses"]
     assert resumed["verification"] == whole["verification"]
     assert resumed["verification"]["threshold_from"] == "train pairs"
     assert resumed["nearest_neighbour_accuracy"] == whole["nearest_neighbour_accuracy"]
+    assert (whole["steps_per_run"], resumed["steps_per_run"]) == (1, 3)
 
 
 def test_resuming_a_run_of_another_experiment_is_refused(tiny_data_dir, tmp_path, capsys):
