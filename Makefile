@@ -1,13 +1,15 @@
 # Set-up: `make install` then `make test`. Experiments write under runs/.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-DATASET ?= mnist
+DATASET ?=
 DATA_DIR ?=
 ARGS ?=
-DATA_FLAGS := --dataset $(DATASET) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
+# No DATASET: whatever the DATA_DIR files are (identified by content), else tfds MNIST.
+DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
+	experiment-gan \
 	bench bench-state bench-gradients experiment-siamese experiment-rnn
 
 install:
@@ -45,6 +47,9 @@ experiment-siamese:
 
 experiment-rnn:
 	$(PY) -m experiments.rnn $(DATA_FLAGS) $(ARGS)
+
+experiment-gan:
+	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

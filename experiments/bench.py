@@ -608,7 +608,11 @@ def build_parser():
         "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
     )
     p.add_argument(
-        "--warmup", type=int, default=50, help="untimed steps per contender (--quick: 2)"
+        "--warmup",
+        type=int,
+        default=50,
+        help="untimed steps per contender (--quick: 2)",
+        check=runner.integer(0),
     )
     p.add_argument(
         "--inter-op", type=int, default=0, help="session inter-op threads (0: TF default)"
@@ -624,6 +628,7 @@ def build_parser():
     p.add_argument(
         "--json",
         default=None,
+        check=runner.new_file,
         help="write the results to this JSON file instead of <run directory>/results.json",
     )
     return p
@@ -634,11 +639,7 @@ def main(argv=None):
     if args.quick:
         args.rounds, args.warmup = QUICK["rounds"], QUICK["warmup"]
     check_flags(args)
-    run = (
-        None
-        if args.json
-        else rundir.RunDir(args.out or rundir.default_out("bench"), args.overwrite)
-    )
+    run = None if args.json else rundir.run_dir(args, "bench")
     data = runner.load_data(args, validation=0)
     train = data.train if data.train.num_examples else data.test
     results = {

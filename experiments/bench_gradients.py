@@ -27,7 +27,6 @@ import time
 import tensorflow as tf
 
 from experiments import ps, rundir, runner
-from layers.errors import ZooError
 from zoo.gradients import GradientStep
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import mlp_classifier
@@ -61,10 +60,12 @@ def build_parser():
         type=int,
         default=1000,
         help="global steps of each parameter-server run; 0 skips them",
+        check=runner.integer(0),
     )
     p.add_argument(
         "--ps-workers",
         default="1,2",
+        check=runner.int_list(1),
         help="worker counts of the parameter-server runs, comma separated",
     )
     return p
@@ -189,22 +190,15 @@ def one_run_and_overhead(args, data):
 
 def parameter_server(args, run):
     """Runs :mod:`experiments.ps` per worker count; returns their speeds."""
-    try:
-        counts = [int(n) for n in args.ps_workers.split(",")]
-    except ValueError:
-        counts = []
-    if not counts:
-        raise ZooError(
-            f"--ps-workers: expected counts like 1,2, found {args.ps_workers!r}; fix it"
-        )
     results = {}
-    for workers in counts:
+    for workers in (int(n) for n in args.ps_workers.split(",")):  # checked by the parser
         out = run.file(f"ps-{workers}")
         argv = [
             "--workers", str(workers), "--steps", str(args.ps_steps),
-            "--batch-size", str(args.batch_size), "--dataset", args.dataset,
-            "--seed", str(args.seed), "--out", out, "--overwrite",
+            "--batch-size", str(args.batch_size), "--seed", str(args.seed),
+            "--out", out, "--overwrite",
         ]  # fmt: skip
+        argv += ["--dataset", args.dataset] if args.dataset else []
         ps.main(argv + (["--data-dir", args.data_dir] if args.data_dir else []))
         figures = runner_results(out)
         per_worker = figures["examples_per_second_per_worker"]
@@ -226,12 +220,7 @@ def runner_results(out):
 def main(argv=None):
     """Runs the three measurements and writes ``bench.json``."""
     args = runner.parse_args(build_parser(), argv)
-    if args.repeats <= 0 or args.ps_steps < 0:
-        raise ZooError(
-            f"--repeats/--ps-steps: expected > 0 and >= 0, found {args.repeats} and "
-            f"{args.ps_steps}; pass larger values"
-        )
-    run = rundir.RunDir(args.out or rundir.default_out("bench_gradients"), args.overwrite)
+    run = rundir.run_dir(args, "bench_gradients")
     data = runner.load_data(args, validation=0)
     one_run, overhead = one_run_and_overhead(args, data)
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}

@@ -26,7 +26,6 @@ Usage::
     python -m experiments.bench_state --quick --json /tmp/bench_state.json
 """
 
-import argparse
 import math
 import os
 import platform
@@ -38,7 +37,7 @@ import numpy as np
 import tensorflow as tf
 
 from experiments import rundir, runner
-from layers.errors import ZooError
+from zoo import files
 from zoo.models import mlp_classifier
 from zoo.state import frozen_copy, restore_scope
 
@@ -182,21 +181,23 @@ def bench_network(hidden, repeats, checkpoint_dir):
     }
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(
-        description="Time copying network state: grouped assign op vs numpy round trip "
-        "vs checkpoint save+restore vs raw memcpy, on the MLP and a 10x wider one.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+def build_parser():
+    """Returns the benchmark's argument parser (no shared flag: it loads no data)."""
+    p = runner.bare_parser(
+        "Time copying network state: grouped assign op vs numpy round trip "
+        "vs checkpoint save+restore vs raw memcpy, on the MLP and a 10x wider one."
     )
     p.add_argument(
         "--json",
         default=None,
+        check=runner.new_file,
         help="output file (default runs/bench_state/<timestamp>/results.json)",
     )
     p.add_argument("--repeats", type=int, default=20, help="timed runs per method")
     p.add_argument(
         "--checkpoint-dir",
         default=None,
+        check=runner.directory,
         help="local directory for the checkpoint files (default a temporary one)",
     )
     p.add_argument(
@@ -204,12 +205,12 @@ def main(argv=None):
         action="store_true",
         help=f"hidden widths / {QUICK_SHRINK} and 3 repeats: checks the pipeline, for CI",
     )
-    args = p.parse_args(argv)
-    if args.repeats <= 0:
-        raise ZooError(
-            f"--repeats: expected a positive integer, found {args.repeats}; "
-            "pass a value > 0"
-        )
+    return p
+
+
+def main(argv=None):
+    """Runs the benchmark; see ``--help``."""
+    args = runner.parse_args(build_parser(), argv)
     repeats = 3 if args.quick else args.repeats
     shrink = QUICK_SHRINK if args.quick else 1
     with tempfile.TemporaryDirectory(dir=args.checkpoint_dir) as checkpoint_dir:
@@ -228,18 +229,19 @@ def main(argv=None):
         "networks": networks,
     }
     if args.json:
-        directory, filename = os.path.split(os.path.abspath(args.json))
-        run = rundir.RunDir(directory, overwrite=True)
+        path = args.json
+        files.write_json(path, results)
     else:
-        run, filename = rundir.RunDir(rundir.default_out("bench_state")), "results.json"
-    run.write_json(filename, results)
+        run = rundir.run_dir(args, "bench_state")
+        run.write_json("results.json", results)
+        path = run.file("results.json")
     for name, net in networks.items():
         print(
             f"{name}: sync {net['median_seconds']['sync'] * 1e3:.3f} ms, "
             f"{net['sync_vs_checkpoint_speedup']:.0f}x faster than a checkpoint, "
             f"{net['sync_vs_memcpy_ratio']:.2f}x memcpy"
         )
-    print(f"results in {run.file(filename)}")
+    print(f"results in {path}")
 
 
 if __name__ == "__main__":

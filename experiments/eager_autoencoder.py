@@ -60,6 +60,7 @@ def build_parser():
         type=float,
         default=TOLERANCE,
         help="largest accepted |eager - graph| test loss; the run exits 1 beyond it",
+        check=runner.real(0.0, inclusive=True),
     )
     runner.add_validation_flag(p)
     return p
@@ -240,10 +241,6 @@ def main(argv=None):
             fit on ``--resume``, or missing/corrupt data.
     """
     args = runner.parse_args(build_parser(), argv)
-    if args.tolerance < 0:
-        raise ZooError(
-            f"--tolerance: expected a number >= 0, found {args.tolerance}; pass e.g. 1e-3"
-        )
     run = rundir.run_dir(args, "eager_autoencoder")
     data = runner.load_data(args)
     model, initial = initial_weights(args, data, run)

@@ -18,8 +18,8 @@ CLASS_NAMES = {
 
 
 def class_names(dataset):
-    """Returns the names of the ten classes of ``mnist`` or ``fashion_mnist``."""
-    return CLASS_NAMES[dataset]
+    """Returns the names of the ten classes of ``fashion_mnist``; digits for the others."""
+    return CLASS_NAMES.get(dataset, CLASS_NAMES["mnist"])
 
 
 def pyplot():

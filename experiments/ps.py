@@ -1,18 +1,24 @@
 """Asynchronous parameter-server training: 1 ps and N workers as separate processes.
 
 Without ``--job-name`` (and without ``TF_CONFIG``) this script is the launcher:
-it picks free loopback ports, starts one ps process and ``--workers`` worker
-processes (this same script with ``--job-name``), restarts a worker that dies
-(up to ``--max-restarts`` times; it rejoins and the ps keeps the state), stops
-the ps when every worker is done, and writes ``results.json``. ``--resume
-RUN_DIR`` starts a new cluster from that run's last checkpoint. With
-``--job-name ps|worker --task-index I --cluster SPEC`` (or ``TF_CONFIG``) it runs
-one task, which is how the same code runs across machines (docs/distributed.md).
+it checks that memory holds ``--workers`` tasks, starts one ps process and
+``--workers`` worker processes (this same script with ``--job-name``) in a
+private network namespace where loopback is the only interface (TensorFlow's
+gRPC server listens on every interface; ``--expose`` runs them on the
+machine's network instead), restarts a worker that dies (up to
+``--max-restarts`` times; it rejoins and the ps keeps the state), stops the ps
+when every worker is done, and writes ``results.json``. SIGINT/SIGTERM stop it
+in order: workers first (the chief writes its checkpoint), then the ps; it
+prints the command that resumes. Every task ends when the launcher does, even
+after ``kill -9``. ``--resume RUN_DIR`` starts a new cluster from that run's
+last checkpoint. With ``--job-name ps|worker --task-index I --cluster SPEC`` (or
+``TF_CONFIG``) it runs one task, which is how the same code runs across
+machines (docs/distributed.md).
 
 Usage::
 
     python -m experiments.ps --workers 2 --data-dir DIR --out runs/ps/two
-    python -m experiments.ps --job-name worker --task-index 1 \
+    python -m experiments.ps --job-name worker --task-index 1 --expose \
         --cluster "ps=10.0.0.1:2222;worker=10.0.0.2:2222,10.0.0.3:2222" --data-dir DIR
 
 The run directory holds ``cluster.json`` (addresses and process ids),
@@ -21,8 +27,10 @@ checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
 ``workers``, ``examples_per_second_per_worker`` and ``global_steps``.
 """
 
+import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,13 +39,24 @@ import tensorflow as tf
 
 from experiments import rundir, runner
 from layers.errors import ZooError
-from zoo import distributed
+from zoo import checkpoints, distributed
+from zoo.checkpoints import RunInterrupted
+from zoo.files import write_json
+from zoo.loopback import PrivateNetwork
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import mlp_classifier
+from zoo.training import _signals_caught
 
 v1 = tf.compat.v1
 MODELS = ("mlp", "conv")
-KILL_WAIT_S = 5
+STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
+PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
+PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
+# Peak memory (VmHWM) of each task, measured with the full 70,000-example data and the
+# default MLP (docs/distributed.md); shared library pages count in each, so the sum
+# errs on the safe side.
+PS_BYTES = 680 << 20
+WORKER_BYTES = 1050 << 20
 
 
 def build_parser():
@@ -69,14 +88,23 @@ def build_parser():
         "--task-index",
         type=int,
         default=0,
+        check=runner.integer(0),
         help="this task's index in its job; worker 0 is the chief",
     )
     p.add_argument(
-        "--save-steps",
-        type=int,
-        default=100,
-        help="chief checkpoint period in global steps",
+        "--expose",
+        action="store_true",
+        help="let the tasks listen on every network interface (TensorFlow's gRPC "
+        "server has no loopback-only mode and no authentication): needed with "
+        "--cluster across machines, and by the launcher where no private network "
+        "namespace can be made; keep the machines behind a firewall",
     )
+    p.add_argument(
+        "--no-memory-check",
+        action="store_true",
+        help="launcher: start --workers tasks even when MemAvailable cannot hold them",
+    )
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument(
         "--log-every", type=int, default=50, help="period in local steps of the logged loss"
     )
@@ -97,6 +125,10 @@ def build_parser():
         type=int,
         default=2,
         help="launcher: times a dead worker is restarted",
+        check=runner.integer(0),
+    )
+    runner.may_differ_on_resume(
+        p, "cluster", "job_name", "task_index", "startup_timeout", "timeout", "max_restarts"
     )
     return p
 
@@ -113,7 +145,44 @@ def main(argv=None):
     if task:
         cluster, job, index = task
         return run_task(args, hidden, cluster, job, index)
+    if not args.no_memory_check:
+        check_memory(args.workers)
     return launch(args)
+
+
+def memory_available(meminfo="/proc/meminfo"):
+    """Returns MemAvailable in bytes, or None where ``meminfo`` cannot be read."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def memory_needed(workers):
+    """Returns the bytes that 1 ps and ``workers`` workers need (estimate)."""
+    return PS_BYTES + workers * WORKER_BYTES
+
+
+def check_memory(workers, meminfo="/proc/meminfo"):
+    """Refuses a cluster that the available memory cannot hold.
+
+    Raises:
+        ZooError: the estimate of :func:`memory_needed` exceeds MemAvailable.
+    """
+    available = memory_available(meminfo)
+    need = memory_needed(workers)
+    if available is not None and need > available:
+        raise ZooError(
+            f"--workers {workers}: expected a cluster that fits in memory, found an "
+            f"estimated {need / 2**30:.1f} GiB ({workers} workers x "
+            f"{WORKER_BYTES >> 20} MiB + the ps {PS_BYTES >> 20} MiB) against "
+            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers, or "
+            "pass --no-memory-check to start them anyway"
+        )
 
 
 def parse_hidden(text):
@@ -143,24 +212,33 @@ def task_of(args):
     return distributed.cluster_from_tf_config()
 
 
-def out_dir(args):
-    """Returns ``--out``, or ``runs/ps/<timestamp>``."""
-    return args.out or rundir.default_out("ps")
-
-
 def run_task(args, hidden, cluster, job, index):
-    """Runs one task: a ps serves until killed; a worker trains and writes its stats."""
+    """Runs one task: a ps serves until it is stopped; a worker trains, writes its stats.
+
+    Returns:
+        0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
+        launcher then retries on other ports).
+    """
+    if args.parent_pid is not None:  # started by the launcher: end with it
+        distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
+        run = rundir.run_dir(args, "ps", join=True)
         distributed.wait_for_ps(cluster, args.startup_timeout)
-    server = distributed.start_server(cluster, job, index)
+    address = cluster.task_address(job, index)
+    try:
+        server = distributed.start_server(cluster, job, index, expose=args.expose)
+    except distributed.PortInUseError as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        return PORT_IN_USE_EXIT
+    where = "on every interface, no authentication (--expose)" if args.expose else ""
+    print(f"{job}:{index} serving at {address} {where}".strip(), flush=True)
     if job == "ps":
-        print(f"ps:{index} serving at {cluster.task_address(job, index)}", flush=True)
-        server.join()
-        return 0
+        while True:  # until SIGTERM/SIGKILL; the server's threads do the work
+            time.sleep(3600)
     data = runner.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
-    run = rundir.RunDir(out_dir(args), overwrite=True)
     checkpoint_dir = run.file("checkpoints")
+    checkpoints.latest_tf_checkpoint(checkpoint_dir)  # refuses a foreign `checkpoint`
 
     def build():
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
@@ -179,7 +257,7 @@ def run_task(args, hidden, cluster, job, index):
         batch_size=args.batch_size,
         last_step=args.steps,
         checkpoint_dir=checkpoint_dir,
-        save_steps=args.save_steps,
+        checkpoint_every=args.checkpoint_every,
         startup_timeout=args.startup_timeout,
         log_every=args.log_every,
         on_log=lambda step, loss: print(
@@ -189,7 +267,7 @@ def run_task(args, hidden, cluster, job, index):
     if index == 0:
         stats.update(evaluate(args, hidden, checkpoint_dir, data.test))
     os.makedirs(run.file("workers"), exist_ok=True)
-    run.write_json(os.path.join("workers", f"worker-{index}.json"), stats)
+    write_json(run.file(os.path.join("workers", f"worker-{index}.json")), stats)
     return 0
 
 
@@ -202,7 +280,7 @@ def build_model(args, hidden, x, y, keep_prob=None):
 
 def evaluate(args, hidden, checkpoint_dir, test):
     """Restores the chief's last checkpoint in a local graph; returns test figures."""
-    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     with tf.Graph().as_default():
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
@@ -225,19 +303,33 @@ def task_argv(args, cluster, job, index):
         sys.executable, "-m", "experiments.ps", "--cluster", spec,
         "--job-name", job, "--task-index", str(index), "--out", args.out,
         "--steps", str(args.steps), "--batch-size", str(args.batch_size),
-        "--dataset", args.dataset, "--seed", str(args.seed), "--model", args.model,
+        "--seed", str(args.seed), "--model", args.model,
         "--hidden", args.hidden, "--learning-rate", str(args.learning_rate),
-        "--save-steps", str(args.save_steps), "--log-every", str(args.log_every),
-        "--startup-timeout", str(args.startup_timeout),
+        "--checkpoint-every", str(args.checkpoint_every),
+        "--log-every", str(args.log_every), "--startup-timeout", str(args.startup_timeout),
+        "--parent-pid", str(os.getpid()),
     ]  # fmt: skip
-    return argv + (["--data-dir", args.data_dir] if args.data_dir else [])
+    argv += ["--dataset", args.dataset] if args.dataset else []
+    return (
+        argv
+        + (["--data-dir", args.data_dir] if args.data_dir else [])
+        + (["--expose"] if args.expose else [])
+    )
 
 
 class Cluster:
-    """The launcher's child processes; every one is killed on ``close``."""
+    """The launcher's child processes: started, supervised, and stopped in order.
 
-    def __init__(self, args, run, cluster):
-        self.args, self.run, self.cluster = args, run, cluster
+    Args:
+        args: the launcher's flags.
+        run: the :class:`rundir.RunDir`.
+        cluster: the ``tf.train.ClusterSpec`` of the tasks.
+        network: the :class:`PrivateNetwork` the tasks run in, or None
+            (``--expose``: the machine's network).
+    """
+
+    def __init__(self, args, run, cluster, network):
+        self.args, self.run, self.cluster, self.network = args, run, cluster, network
         self.processes = {}
         self.restarts = {}
         os.makedirs(run.file("logs"), exist_ok=True)
@@ -245,27 +337,51 @@ class Cluster:
     def start(self, job, index):
         """Starts (or restarts) one task with its output in ``logs/<job>-<index>.log``."""
         name = f"{job}-{index}"
-        with open(self.run.file(os.path.join("logs", f"{name}.log")), "a") as log:
+        argv = task_argv(self.args, self.cluster, job, index)
+        with open(self.log(name), "a") as log:
             self.processes[name] = subprocess.Popen(
-                task_argv(self.args, self.cluster, job, index),
+                self.network.command(argv) if self.network else argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
             )
+        pids = {n: p.pid for n, p in self.processes.items()}
+        if self.network:
+            pids["network"] = self.network.pid
         self.run.write_json(
             "cluster.json",
             {
                 "cluster": self.cluster.as_dict(),
-                "pids": {n: p.pid for n, p in self.processes.items()},
+                "pids": pids,
                 "restarts": self.restarts,
+                "network": "private, loopback only" if self.network else "exposed",
             },
         )
 
-    def supervise(self):
-        """Waits for every worker; restarts dead ones; raises on failure or timeout."""
+    def log(self, name):
+        """Returns the path of task ``name``'s log."""
+        return self.run.file(os.path.join("logs", f"{name}.log"))
+
+    def supervise(self, caught):
+        """Waits for every worker, restarting dead ones, until done or a signal.
+
+        Args:
+            caught: the list that collects SIGINT/SIGTERM; supervision stops
+                as soon as it holds one.
+
+        Raises:
+            ZooError: the ps exited, a worker failed with a zoo error or too
+                often, or ``--timeout`` passed; the message names the task's log.
+            PortInUseError: a task's port was taken.
+        """
         deadline = time.monotonic() + self.args.timeout
         workers = {f"worker-{i}": i for i in range(self.args.workers)}
-        while workers:
+        while workers and not caught:
+            for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
+                if code == PORT_IN_USE_EXIT:
+                    job, index = name.split("-")
+                    address = self.cluster.task_address(job, int(index))
+                    raise distributed.PortInUseError(job, int(index), address)
             if self.processes["ps-0"].poll() is not None:
                 raise ZooError(self.failure("ps-0", "the ps exited"))
             for name, index in list(workers.items()):
@@ -273,7 +389,7 @@ class Cluster:
                 if code == 0:
                     del workers[name]
                 elif code is not None:
-                    if self.restarts.get(name, 0) >= self.args.max_restarts:
+                    if code == 2 or self.restarts.get(name, 0) >= self.args.max_restarts:
                         raise ZooError(self.failure(name, f"{name} exited with {code}"))
                     self.restarts[name] = self.restarts.get(name, 0) + 1
                     self.start("worker", index)
@@ -287,42 +403,126 @@ class Cluster:
 
     def failure(self, name, what):
         """Returns an error message with the last line of the task's log."""
-        log = self.run.file(os.path.join("logs", f"{name}.log"))
+        log = self.log(name)
         with open(log) as f:
             lines = [line.strip() for line in f if line.strip()]
         last = lines[-1] if lines else "(empty log)"
         return f"{log}: expected {name} to run to the end, found {what}: {last}; see log"
 
     def close(self):
-        """Terminates every child, then kills those that do not exit."""
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(KILL_WAIT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
+
+        A task still there ``STOP_GRACE_S`` seconds after its SIGTERM is killed.
+        """
+        workers = [p for n, p in self.processes.items() if n.startswith("worker")]
+        ps = [p for n, p in self.processes.items() if n.startswith("ps")]
+        for group in (workers, ps):
+            for process in group:
+                if process.poll() is None:
+                    process.terminate()
+            deadline = time.monotonic() + STOP_GRACE_S
+            for process in group:
+                try:
+                    process.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def open_network(args):
+    """Returns the private network of the tasks, or None with ``--expose``.
+
+    Raises:
+        ZooError: no private network namespace can be made here.
+    """
+    if args.expose:
+        print(
+            "ps: the tasks listen on every network interface without authentication "
+            "(--expose); keep this machine behind a firewall",
+            flush=True,
+        )
+        return None
+    try:
+        return PrivateNetwork()
+    except OSError as err:
+        raise ZooError(
+            f"--expose: expected a private network namespace (loopback only) for the "
+            f"tasks, found none can be made here ({err}); TensorFlow's gRPC server "
+            "listens on every interface without authentication: pass --expose to run "
+            "anyway behind a firewall, or allow unprivileged user namespaces"
+        ) from None
+
+
+def check_resume(args, checkpoint_dir):
+    """Refuses ``--resume`` to ``--steps`` the last checkpoint has already reached."""
+    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    step = int(tf.train.load_variable(checkpoint, "global_step")) if checkpoint else 0
+    if step >= args.steps:
+        raise ZooError(
+            f"{checkpoint}: expected --steps above the checkpoint's global step {step}, "
+            f"found {args.steps}; resume with a larger --steps"
+        )
 
 
 def launch(args):
-    """Starts 1 ps + ``--workers`` workers on loopback, supervises them, writes results.
+    """Starts 1 ps + ``--workers`` workers, supervises them, writes ``results.json``.
 
     With ``--resume RUN_DIR`` the chief restores the last checkpoint of that run
-    and training goes on to ``--steps``.
+    and training goes on to ``--steps``. A port clash (``--expose``) starts the
+    cluster again on other ports, up to :data:`PORT_ATTEMPTS` times.
+
+    Raises:
+        ZooError: as :meth:`Cluster.supervise`, or as :func:`open_network`.
+        RunInterrupted: SIGINT/SIGTERM stopped the run (after the chief's
+            checkpoint); the message holds the command that resumes.
     """
     run = rundir.run_dir(args, "ps")
     args.out = run.path
-    cluster = distributed.local_cluster(args.workers)
-    children = Cluster(args, run, cluster)
+    if args.resume:
+        check_resume(args, run.file("checkpoints"))
+    network = open_network(args)
     try:
-        children.start("ps", 0)
-        for index in range(args.workers):
-            children.start("worker", index)
-        children.supervise()
+        with _signals_caught(enabled=True) as caught:
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                children = Cluster(
+                    args, run, distributed.local_cluster(args.workers), network
+                )
+                try:
+                    children.start("ps", 0)
+                    for index in range(args.workers):
+                        children.start("worker", index)
+                    children.supervise(caught)
+                    break
+                except distributed.PortInUseError as err:
+                    if attempt == PORT_ATTEMPTS:
+                        raise
+                    print(
+                        f"ps: {err}; starting the cluster again on other ports", flush=True
+                    )
+                finally:
+                    children.close()
     finally:
-        children.close()
+        if network:
+            network.close()
+    if caught:
+        raise interrupted(run, caught[0])
+    return write_results(args, run, children)
+
+
+def interrupted(run, signum):
+    """Returns the :class:`RunInterrupted` of a launcher stopped by ``signum``."""
+    checkpoint = tf.train.latest_checkpoint(run.file("checkpoints"))
+    command = run.checkpointer.command
+    return RunInterrupted(
+        f"{run.path}: interrupted by {signal.Signals(signum).name}; workers and ps "
+        f"stopped, chief checkpoint {checkpoint}; resume with: {command}",
+        signum,
+        command,
+    )
+
+
+def write_results(args, run, children):
+    """Writes ``results.json`` from the workers' stats; returns 0."""
     stats = []
     for index in range(args.workers):
         with open(run.file(os.path.join("workers", f"worker-{index}.json"))) as f:
@@ -338,10 +538,12 @@ def launch(args):
             "local_steps_per_worker": [s["local_steps"] for s in stats],
             "restarts": children.restarts,
             "chief_losses": chief["losses"],
+            "restored_from": chief["restored_from"],
             "model": args.model,
             "steps": args.steps,
             "batch_size": args.batch_size,
-            "cluster": cluster.as_dict(),
+            "cluster": children.cluster.as_dict(),
+            "network": "exposed" if args.expose else "private, loopback only",
         },
     )
     return 0

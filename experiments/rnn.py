@@ -68,8 +68,10 @@ def build_parser():
 
 
 def check_flags(args):
-    """Raises ZooError naming the first model flag that does not fit 28x28 images."""
-    runner.require_positive(args, "hidden", "time_steps", "learning_rate")
+    """Raises ShapeError unless ``--time-steps`` divides the 784 pixels of an image.
+
+    ``runner.parse_args`` has checked every flag's range already.
+    """
     if N_PIXELS % args.time_steps:
         raise ShapeError(
             f"--time-steps: expected a divisor of the {N_PIXELS} pixels of an image, "
@@ -212,7 +214,7 @@ def main(argv=None):
         "experiment": "rnn",
         "dataset": data.name,
         "data_source": data.source,
-        "flags": runner.flags_of(args),
+        "flags": run.record["flags"],
         "machine": machine(),
         "variants": results,
     }

@@ -1,66 +1,110 @@
-"""A run directory: results and figures written atomically, and the run's checkpointer.
+"""A run directory: run.json, a lock, results written atomically, the run's checkpointer.
 
 Usage::
 
+    args = runner.parse_args(parser, argv)        # every flag checked; --resume merged
     run = rundir.run_dir(args, "autoencoder")    # --out, --overwrite, --resume
     training.train_loop(..., checkpointer=run.checkpointer)
     run.write_json("results.json", results)
     run.save_figure("loss_curves.png", figure)
+
+:func:`run_dir` writes ``run.json`` when the run starts (experiment, every flag,
+the data's identity, code version, machine) and locks the directory while the
+process lives; ``--resume`` reads ``run.json`` back (:func:`runner.parse_args`).
 """
 
+import contextlib
 import csv
+import datetime
+import fcntl
+import importlib.metadata
 import io
-import json
 import os
+import platform
+import secrets
 import shlex
+import shutil
+import socket
+import subprocess
 import sys
-import time
 
 import tensorflow as tf
 
+from experiments import runner
 from layers.errors import ZooError
 from zoo.checkpoints import Checkpointer
 from zoo.files import atomic_write, write_json
 
+LOCK = ".lock"
+_HELD = {}  # real path -> open, flocked lock file; released when the process exits
+
 
 def default_out(experiment):
-    """Returns ``runs/<experiment>/<timestamp>``."""
-    return os.path.join("runs", experiment, time.strftime("%Y%m%d-%H%M%S"))
+    """Returns ``runs/<experiment>/<timestamp>-<6 random hex digits>`` (unique)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return os.path.join("runs", experiment, f"{stamp}-{secrets.token_hex(3)}")
 
 
 class RunDir:
-    """A run directory whose files are written atomically.
+    """A run directory whose files are written atomically, locked while in use.
 
     Args:
         path: the directory; created if absent.
-        overwrite: allow a directory that already holds results.
+        overwrite: replace a run directory that already holds files (all of them
+            are deleted, after the lock is taken); only a run's directory (one with
+            a run.json) is cleared, never another directory given by mistake.
         resume: continue the run already in ``path`` (which must exist).
+        lock: take the directory's lock (``.lock``, ``flock``) for as long as
+            this process lives; False for a task that joins its launcher's run.
 
     Attributes:
         path: the directory.
         checkpointer: the run's :class:`Checkpointer` when made by :func:`run_dir`,
             else None.
+        command: the shell command that resumes the run, or None.
+        record: the run's run.json (as a dict) when made by :func:`run_dir`.
 
     Raises:
         ZooError: the directory already holds files and neither ``overwrite`` nor
-            ``resume`` is set, or ``resume`` is set and the directory is missing.
+            ``resume`` is set, or ``overwrite`` and no run.json; ``resume`` and the
+            directory is missing; the path is a file; another process holds the lock.
     """
 
-    def __init__(self, path, overwrite=False, resume=False):
+    def __init__(self, path, overwrite=False, resume=False, lock=True):
         if resume and not os.path.isdir(path):
             raise ZooError(
                 f"{path}: expected an existing run directory to resume, found none; "
                 "pass the directory the interrupted run wrote to"
             )
-        if os.path.isdir(path) and os.listdir(path) and not (overwrite or resume):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise ZooError(
+                f"{path}: expected a run directory, found a file; choose another --out"
+            )
+        entries = _entries(path) if os.path.isdir(path) else []
+        if entries and not (overwrite or resume):
             raise ZooError(
                 f"{path}: expected an empty or new run directory, found existing files; "
                 f"pass --resume {path} to continue that run, --overwrite to replace it, "
                 "or choose another --out"
             )
-        os.makedirs(path, exist_ok=True)
-        self.path = path
-        self.checkpointer = None
+        if entries and overwrite and runner.RECORD not in entries:
+            raise ZooError(
+                f"{path}: expected a run directory (with {runner.RECORD}) to overwrite, "
+                f"found other files ({', '.join(sorted(entries)[:3])}...); choose another "
+                "--out, or empty it yourself"
+            )
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as err:
+            raise ZooError(
+                f"{path}: expected to create the run directory, found {err.strerror}; "
+                "choose another --out"
+            ) from None
+        self.path, self.checkpointer, self.command, self.record = path, None, None, None
+        if lock:
+            _lock(path)
+        if overwrite:
+            _clear(path)
 
     def file(self, name):
         """Returns the path of ``name`` inside the run directory."""
@@ -68,7 +112,7 @@ class RunDir:
 
     def write_json(self, name, obj):
         """Writes ``obj`` as indented JSON (numpy scalars become numbers)."""
-        write_json(self.file(name), obj)
+        self._write(name, lambda path: write_json(path, obj))
 
     def write_csv(self, name, rows):
         """Writes a list of dicts as CSV with the first row's keys as header."""
@@ -76,7 +120,7 @@ class RunDir:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-        atomic_write(self.file(name), buffer.getvalue())
+        self._write(name, lambda path: atomic_write(path, buffer.getvalue()))
 
     def save_figure(self, name, figure):
         """Saves a matplotlib figure as PNG and closes it."""
@@ -85,7 +129,7 @@ class RunDir:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         plt.close(figure)
-        atomic_write(self.file(name), buffer.getvalue())
+        self._write(name, lambda path: atomic_write(path, buffer.getvalue()))
 
     def summary_writer(self, name, graph=None):
         """Returns a TensorBoard ``FileWriter`` in ``<run>/tensorboard/<name>``."""
@@ -93,67 +137,177 @@ class RunDir:
             os.path.join(self.path, "tensorboard", name), graph=graph
         )
 
+    def _write(self, name, write):
+        """Runs ``write(path)``; an OSError (a full disk...) becomes one clear line.
 
-def run_dir(args, experiment):
-    """Returns the :class:`RunDir` the flags name, with its :class:`Checkpointer`.
+        Raises:
+            ZooError: naming the file, the cause and how to go on.
+        """
+        path = self.file(name)
+        try:
+            write(path)
+        except OSError as err:
+            then = f"resume with: {self.command}" if self.command else "run again"
+            raise ZooError(
+                f"{path}: expected to write it, found {err.strerror or err}; free disk "
+                f"space or fix permissions, then {then}"
+            ) from None
+
+
+def _entries(path):
+    return [name for name in os.listdir(path) if name != LOCK]
+
+
+def _lock(path):
+    """Takes ``path``'s lock for this process's lifetime, or raises ZooError."""
+    key = os.path.realpath(path)
+    if key in _HELD:
+        return
+    lock = open(os.path.join(path, LOCK), "a+")  # noqa: SIM115 (held until exit)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.seek(0)
+        owner = lock.read().strip() or "another process"
+        lock.close()
+        raise ZooError(
+            f"{path}: expected a run directory no other run is using, found it locked "
+            f"by {owner}; wait for that run to end (or stop it), or choose another --out"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"pid {os.getpid()} on {socket.gethostname()} since {_now()}\n")
+    lock.flush()
+    _HELD[key] = lock
+
+
+def _clear(path):
+    """Deletes everything in ``path`` but its lock."""
+    for name in _entries(path):
+        entry = os.path.join(path, name)
+        if os.path.isdir(entry) and not os.path.islink(entry):
+            shutil.rmtree(entry)
+        else:
+            os.remove(entry)
+
+
+def run_dir(args, experiment, join=False):
+    """Returns the :class:`RunDir` the flags name, with its checkpointer and run.json.
+
+    A new run writes ``run.json`` (experiment, every flag, the data's identity,
+    code version, machine, command) and locks the directory; a resumed one
+    (``--resume``, already checked and merged by :func:`runner.parse_args`)
+    appends to run.json's ``resumes``.
 
     Args:
-        args: the namespace of :func:`parse_args` (``out``, ``overwrite``,
-            ``resume``, ``checkpoint_every``).
+        args: the namespace of :func:`runner.parse_args` (every flag it
+            ``recorded`` goes to run.json).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
-
-    The directory's ``run.json`` names the experiment that made it; resuming
-    it with another experiment is refused.
+        join: a task joining its launcher's run (``experiments.ps``): when the
+            directory has a run.json, its flags are taken (a passed flag that
+            differs is refused), nothing is deleted and no lock is taken.
 
     Raises:
-        ZooError: as :class:`RunDir`, or ``--resume`` names a run directory of
-            another experiment.
+        ZooError: as :class:`RunDir`; a run.json of another experiment, other
+            flags or other data when joining.
 
     Usage::
 
         run = rundir.run_dir(args, "autoencoder")
         training.train_loop(..., checkpointer=run.checkpointer)
     """
+    path = getattr(args, "out", None) or default_out(experiment)
+    if join and os.path.exists(os.path.join(path, runner.RECORD)):
+        record = runner.read_record(path, args.experiment)
+        runner.merge_record(args, record, path)
+        runner.check_same_data(record, args.data, path)
+        run = RunDir(path, resume=True, lock=False)
+        run.record = record
+        return run
     resume = bool(getattr(args, "resume", None))
-    run = RunDir(args.out or default_out(experiment), args.overwrite, resume=resume)
-    _claim(run, experiment, resume)
-    run.checkpointer = Checkpointer(
-        run.path,
-        every=getattr(args, "checkpoint_every", 1000),
-        resume=resume,
-        command=_resume_command(getattr(args, "argv", sys.argv[1:]), run.path),
-    )
+    run = RunDir(path, getattr(args, "overwrite", False), resume=resume, lock=not join)
+    if hasattr(args, "checkpoint_every"):
+        run.command = _resume_command(run.path)
+        run.checkpointer = Checkpointer(
+            run.path, every=args.checkpoint_every, resume=resume, command=run.command
+        )
+    run.record = _write_record(run, args, experiment, resume)
     return run
 
 
-RUN_FILE = "run.json"
+def _write_record(run, args, experiment, resume):
+    """Writes (or, resuming, updates) ``run.json``; returns it."""
+    this = {
+        "time": _now(),
+        "command": _command(args.argv),
+        "code_version": code_version(),
+        "machine": machine(),
+    }
+    flags = {dest: getattr(args, dest) for dest in args.recorded}
+    if resume and args.record:
+        record = {**args.record, "flags": runner.jsonable(flags)}
+        record["resumes"] = [*record.get("resumes", []), this]
+    else:
+        data = getattr(args, "data", None)
+        record = {
+            "experiment": getattr(args, "experiment", experiment),
+            "flags": runner.jsonable(flags),
+            "data": data.as_dict() if data else None,
+            "started": this,
+            "resumes": [],
+        }
+    run.write_json(runner.RECORD, record)
+    return record
 
 
-def _claim(run, experiment, resume):
-    """Writes ``run.json`` naming ``experiment``; on resume, checks it is the same."""
-    path = run.file(RUN_FILE)
-    if resume and os.path.exists(path):
-        with open(path) as f:
-            found = json.load(f).get("experiment")
-        if found != experiment:
-            raise ZooError(
-                f"--resume {run.path}: expected a run directory of the {experiment} "
-                f"experiment, found one of {found} ({path}); resume it with "
-                f"`python -m experiments.{found}`, or start a new run"
-            )
-        return
-    run.write_json(RUN_FILE, {"experiment": experiment})
+def _now():
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def _resume_command(argv, run_path):
-    """Returns the shell command that repeats ``argv`` with ``--resume run_path``."""
-    kept, skip = [], False
-    for arg in argv:
-        flag = arg.split("=", 1)[0]
-        if skip or arg == "--overwrite" or flag in ("--out", "--resume"):
-            skip = flag in ("--out", "--resume") and "=" not in arg
-            continue
-        kept.append(arg)
+def code_version():
+    """Returns ``git describe --always --dirty`` of the code, else the package version."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        if described:
+            return f"git {described}"
+    try:
+        return f"scope-zoo {importlib.metadata.version('scope-zoo')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def machine():
+    """Returns what ran the code: host, platform, CPUs, Python and TensorFlow versions."""
+    return {
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+    }
+
+
+def _program():
     spec = getattr(sys.modules["__main__"], "__spec__", None)
-    program = ["-m", spec.name] if spec else [sys.argv[0]]
-    return shlex.join(["python", *program, *kept, "--resume", run_path])
+    return ["-m", spec.name] if spec else [sys.argv[0]]
+
+
+def _command(argv):
+    return shlex.join(["python", *_program(), *argv])
+
+
+def _resume_command(run_path):
+    """Returns the shell command that resumes the run: ``--resume run_path`` alone.
+
+    The run's flags come back from its run.json; a larger ``--steps`` may be added.
+    """
+    return shlex.join(["python", *_program(), "--resume", run_path])

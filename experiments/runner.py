@@ -2,10 +2,12 @@
 
 An experiment is a thin script::
 
+    def build_parser():
+        return runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
+
     def main(argv=None):
-        parser = runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
-        args = runner.parse_args(parser, argv)
-        run = rundir.run_dir(args, "autoencoder")   # --out, --overwrite, --resume
+        args = runner.parse_args(build_parser(), argv)  # every flag checked first
+        run = rundir.run_dir(args, "autoencoder")   # run.json, lock, --resume
         data = runner.load_data(args)
         ...
         logged, speed = training.train_loop(
@@ -17,29 +19,151 @@ An experiment is a thin script::
     if __name__ == "__main__":
         runner.entry_point(main)
 
-The run directory (results written atomically, checkpointer) is
+The run directory (run.json, lock, results written atomically, checkpointer) is
 :mod:`experiments.rundir`; the loop and its checkpoints are the library's
 (:mod:`zoo.training`, :mod:`zoo.checkpoints`).
 """
 
 import argparse
+import json
+import math
 import os
 import sys
 
 from layers.errors import ZooError
-from zoo.data import DATASETS, load_mnist
+from zoo.batches import GraphBatches
+from zoo.data import DATASETS, identify, load_mnist
 from zoo.training import RunInterrupted
+
+MAX_INT = 2**31 - 1
+MAX_REAL = 1e9
+RECORD = "run.json"
+# Flags that say where and how to (re)start, not what the run is: never recorded.
+UNRECORDED = frozenset({"help", "resume", "out", "overwrite", "quick"})
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors are one line on stderr, exit status 2."""
+    """An ``ArgumentParser`` whose usage errors are one line on stderr, exit status 2.
+
+    ``add_argument`` takes two more keywords: ``check=`` (a function value ->
+    problem or None, see :func:`integer`, :func:`real`, :func:`directory`,
+    :func:`new_file`...) and ``may_differ_on_resume=True`` for flags that do not
+    change what a run computes (timeouts, checkpoint period, data path).
+    """
+
+    experiment = None
+
+    def add_argument(self, *args, check=None, may_differ_on_resume=False, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        action.check, action.may_differ_on_resume = check, may_differ_on_resume
+        return action
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}; see --help\n")
 
 
+def integer(minimum=1, maximum=MAX_INT):
+    """Returns a check: an int in ``[minimum, maximum]``."""
+
+    kind = {1: "a positive integer", 0: "a count >= 0"}.get(minimum, "an integer")
+
+    def check(value):
+        if minimum <= value <= maximum:
+            return None
+        return f"expected {kind}, found {value}; pass a value in [{minimum}, {maximum}]"
+
+    return check
+
+
+def real(minimum=0.0, inclusive=False, maximum=MAX_REAL):
+    """Returns a check: a finite float above ``minimum`` (or equal, if ``inclusive``)."""
+
+    def check(value):
+        above = value >= minimum if inclusive else value > minimum
+        if math.isfinite(value) and above and value <= maximum:
+            return None
+        bound = f"{'>=' if inclusive else '>'} {minimum:g}"
+        return (
+            f"expected a finite number {bound}, found {value}; pass one {bound} and "
+            f"<= {maximum:g}"
+        )
+
+    return check
+
+
+def int_list(minimum=1):
+    """Returns a check: comma-separated integers >= ``minimum``, like ``625,625``."""
+
+    def check(value):
+        try:
+            numbers = [int(item) for item in value.split(",")]
+        except ValueError:
+            numbers = []
+        if numbers and minimum <= min(numbers) and max(numbers) <= MAX_INT:
+            return None
+        return (
+            f"expected comma-separated integers >= {minimum}, found {value!r}; pass e.g. "
+            f"{minimum + 1},{minimum + 1}"
+        )
+
+    return check
+
+
+def text(value):
+    """Check: a non-empty string."""
+    if value.strip():
+        return None
+    return f"expected a non-empty value, found {value!r}; pass one or drop the flag"
+
+
+def directory(value):
+    """Check: an existing directory."""
+    if os.path.isdir(value):
+        return None
+    found = "a file" if os.path.exists(value) else "nothing"
+    return f"expected an existing directory, found {found} at {value!r}; pass a directory"
+
+
+def new_directory(value):
+    """Check: a directory, or a path where one can be made (no file on the way)."""
+    path = os.path.abspath(value)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    if os.path.isdir(path) and (path != os.path.abspath(value) or os.path.isdir(value)):
+        return None
+    return f"expected a directory or a new path, found the file {path!r}; pick another"
+
+
+def new_file(value):
+    """Check: a file path whose directory exists (the file itself may not)."""
+    parent = os.path.dirname(os.path.abspath(value))
+    if os.path.isdir(value):
+        return f"expected a file name, found the directory {value!r}; name a file in it"
+    if not os.path.isdir(parent):
+        return (
+            f"expected an existing directory for {value!r}, found none at {parent!r}; "
+            "create it first"
+        )
+    return None
+
+
+def one_of(names):
+    """Returns a check: one of ``names``."""
+
+    def check(value):
+        if value in names:
+            return None
+        return f"expected one of {', '.join(names)}, found {value!r}; pick one of those"
+
+    return check
+
+
 def parser(description, steps, batch_size, quick_steps=300, resumable=True):
     """Returns an ``ArgumentParser`` with the flags every experiment shares.
+
+    The parser knows its experiment (the calling module, e.g.
+    ``experiments.autoencoder``), which ``--resume`` checks against the run's
+    ``run.json``.
 
     Args:
         description: what the experiment reproduces (shown by ``--help``).
@@ -49,24 +173,45 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True):
         resumable: add ``--checkpoint-every`` and ``--resume`` (False for
             benchmarks, which do not checkpoint).
     """
-    p = _Parser(
-        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    p = bare_parser(description, _caller_module())
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=steps,
+        help="training steps per network (a larger value extends a resumed run)",
+        may_differ_on_resume=True,
     )
-    p.add_argument("--steps", type=int, default=steps, help="training steps per network")
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
-    p.add_argument("--dataset", default="mnist", help=f"one of {', '.join(DATASETS)}")
+    p.add_argument(
+        "--dataset",
+        default=None,
+        check=one_of(DATASETS),
+        help=f"one of {', '.join(DATASETS)}; default: what the --data-dir files are "
+        "(by content), mnist from tensorflow-datasets",
+    )
     p.add_argument(
         "--data-dir",
         default=None,
+        check=directory,
+        may_differ_on_resume=True,
         help="directory of the four IDX files (.gz or raw); default $ZOO_DATA_DIR, "
         "then tensorflow-datasets",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of weights and batch order")
     p.add_argument(
-        "--out", default=None, help="run directory (default runs/<experiment>/<timestamp>)"
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of weights and batch order",
+        check=integer(0),
     )
     p.add_argument(
-        "--overwrite", action="store_true", help="write into an existing run directory"
+        "--out",
+        default=None,
+        check=new_directory,
+        help="run directory (default runs/<experiment>/<timestamp>-<random>)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing run directory"
     )
     p.add_argument(
         "--quick",
@@ -79,66 +224,226 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True):
             type=int,
             default=1000,
             metavar="N",
+            may_differ_on_resume=True,
             help="save a checkpoint every N training steps (and at the end of each loop)",
         )
         p.add_argument(
             "--resume",
             default=None,
             metavar="RUN_DIR",
-            help="continue the run in RUN_DIR from its last checkpoint; pass the flags "
-            "the run was started with",
+            check=directory,
+            help="continue the run in RUN_DIR from its last checkpoint, with the flags "
+            "it was started with (from RUN_DIR/run.json); --steps may be larger",
         )
     p.set_defaults(quick_steps=quick_steps)
     return p
 
 
+def bare_parser(description, experiment=None):
+    """Returns a parser with no shared flag whose flags :func:`parse_args` checks too.
+
+    Args:
+        description: shown by ``--help``.
+        experiment: the experiment's module name; None takes the caller's.
+    """
+    p = _Parser(
+        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    p.experiment = experiment or _caller_module()
+    return p
+
+
+def _caller_module():
+    """Returns the module name of the experiment that builds the parser.
+
+    The first frame outside this module; ``__main__`` becomes the name it was
+    run by (``python -m experiments.x``) or its file name (``python x.py``).
+    """
+    frame = sys._getframe(1)
+    while frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__")
+    if module == "__main__":
+        spec = frame.f_globals.get("__spec__")
+        file = frame.f_globals.get("__file__") or "__main__"
+        module = spec.name if spec else os.path.splitext(os.path.basename(file))[0]
+    return module
+
+
+def may_differ_on_resume(p, *dests):
+    """Marks flags (by dest) that a resumed or joining run may pass with other values."""
+    for action in p._actions:
+        if action.dest in dests:
+            action.may_differ_on_resume = True
+
+
 def parse_args(p, argv=None):
-    """Parses ``argv`` and checks the shared flags.
+    """Parses ``argv`` and checks every flag before any work.
+
+    Every flag's value is checked: by its ``check=``, else by its type and
+    default (an int in [min(1, default), 2^31 - 1]; a finite float > 0, or >= 0
+    when its default is 0, at most 1e9; a non-empty string). With ``--resume``,
+    the run's ``run.json`` gives every flag not passed; a flag passed with
+    another value than the run's is refused (unless it may differ on resume,
+    like a larger ``--steps``), as is another experiment's directory or other
+    data. The data's identity (:func:`zoo.data.identify`) is computed here, so
+    ``--dataset`` with the other dataset's files fails before any work.
 
     Returns:
         The namespace; with ``--quick``, ``steps`` is the quick step count; with
-        ``--resume``, ``out`` is the run directory; ``argv`` holds the arguments
-        parsed (for the resume command).
+        ``--resume``, ``out`` is the run directory and ``record`` its run.json;
+        ``dataset`` is what the files are when not given; ``data`` the
+        :class:`zoo.data.DataIdentity`; ``argv`` the arguments parsed (for the
+        resume command); ``experiment`` the experiment's module.
 
     Raises:
-        ZooError: non-positive steps, batch size or checkpoint period, an unknown
-            dataset, or ``--resume`` with ``--overwrite``, another ``--out`` or a
-            missing directory.
+        ZooError: a flag out of range, empty, of the wrong kind, or in conflict
+            with the resumed run; DataError for missing, corrupt or other data.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
-    args.argv = argv
-    if args.quick:
-        args.steps = min(args.steps, args.quick_steps)
-    require_positive(args, "steps", "batch_size", "checkpoint_every", "steps_per_run")
-    if args.dataset not in DATASETS:
-        raise ZooError(
-            f"--dataset: expected one of {', '.join(DATASETS)}, found {args.dataset!r}; "
-            "pick one of those"
-        )
-    if getattr(args, "resume", None):
+    args.argv, args.experiment, args.record = argv, p.experiment, None
+    args.given = _given(p, argv)
+    args.recorded = {
+        a.dest: a.option_strings[-1] for a in p._actions if a.dest not in UNRECORDED
+    }
+    args.may_differ = {a.dest for a in p._actions if a.may_differ_on_resume}
+    if getattr(args, "resume", None) is not None:
         _check_resume(args)
+        args.record = read_record(args.resume, p.experiment)
+        merge_record(args, args.record, f"--resume {args.resume}")
+    _check_flags(p, args)
+    if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
+        args.steps = min(args.steps, args.quick_steps)
+    if hasattr(args, "data_dir"):
+        args.data = identify(args.dataset, args.data_dir)
+        if args.dataset is None and args.data.name in DATASETS:
+            args.dataset = args.data.name
+        if args.record:
+            check_same_data(args.record, args.data, args.resume)
     return args
 
 
-def require_positive(args, *flags):
-    """Raises ZooError naming the first of ``flags`` (attributes of ``args``) not > 0.
+def _check_flags(p, args):
+    """Raises ZooError naming the first flag whose value fails its check.
 
-    A flag the parser does not have is skipped.
+    Values are checked before paths, so a bad number is named even when a
+    directory is missing too.
     """
-    for flag in flags:
-        value = getattr(args, flag, 1)
-        if not value > 0:
-            kind = "integer" if isinstance(value, int) else "number"
+    paths = (directory, new_directory, new_file)
+    for action in sorted(p._actions, key=lambda action: action.check in paths):
+        value = getattr(args, action.dest, None)
+        check = action.check or _inferred_check(action)
+        if value is None or check is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            problem = text(item) if isinstance(item, str) else None
+            problem = problem or check(item)
+            if problem:
+                raise ZooError(f"{action.option_strings[-1]}: {problem}")
+
+
+def _inferred_check(action):
+    """The check of a flag without ``check=``, from its type and default."""
+    if action.nargs == 0 or action.choices is not None:
+        return None
+    default = action.default
+    if action.type is int:
+        return integer(min(1, default) if isinstance(default, int) else 1)
+    if action.type is float:
+        if isinstance(default, int | float) and default <= 0:
+            return real(default, inclusive=True)
+        return real()
+    if action.type is None:
+        return text
+    return None
+
+
+def _given(p, argv):
+    """Returns the dests of the flags ``argv`` passes explicitly."""
+    saved = [(action, action.default) for action in p._actions]
+    try:
+        for action in p._actions:
+            action.default = argparse.SUPPRESS
+        return set(vars(p.parse_args(argv))) & {action.dest for action in p._actions}
+    finally:
+        for action, default in saved:
+            action.default = default
+
+
+def merge_record(args, record, where):
+    """Takes the run's recorded flags not passed; refuses a passed flag that differs.
+
+    Args:
+        args: the namespace of :func:`parse_args`, updated in place.
+        record: the run's run.json.
+        where: names the run in messages (``--resume DIR``).
+
+    Raises:
+        ZooError: a flag passed with another value than the run's (flags that
+            may differ on resume excepted).
+    """
+    flags = record.get("flags", {})
+    for dest, flag in args.recorded.items():
+        if dest not in flags:
+            continue
+        saved, now = flags[dest], getattr(args, dest)
+        if dest not in args.given:
+            setattr(args, dest, saved)
+        elif jsonable(now) != saved and dest not in args.may_differ:
             raise ZooError(
-                f"--{flag.replace('_', '-')}: expected a positive {kind}, found "
-                f"{value}; pass a value > 0"
+                f"{where}: expected {flag} {saved!r} as the run was started with "
+                f"(run.json), found {flag} {now!r}; drop {flag} to continue that run, "
+                "or start a new run with --out"
             )
 
 
-def flags_of(args):
-    """Returns the parsed flags as a dict for results files (without ``argv``)."""
-    return {name: value for name, value in vars(args).items() if name != "argv"}
+def jsonable(value):
+    """Returns ``value`` as it reads back from run.json (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def read_record(run_path, experiment):
+    """Returns the run.json of ``run_path``, checked to be a run of ``experiment``.
+
+    Raises:
+        ZooError: no readable run.json, or one of another experiment.
+    """
+    path = os.path.join(run_path, RECORD)
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        found = record.get("experiment") if isinstance(record, dict) else None
+    except (OSError, ValueError) as err:
+        raise ZooError(
+            f"{path}: expected the run.json a run writes when it starts, found "
+            f"{type(err).__name__}: {err}; pass a run directory of this version, or "
+            "start a new run with --out"
+        ) from None
+    if found != experiment:
+        raise ZooError(
+            f"{run_path}: expected a run of {experiment}, found a run of {found} "
+            f"({path}); resume it with python -m {found}, or pass a run directory of "
+            f"{experiment}"
+        )
+    return record
+
+
+def check_same_data(record, identity, run_path):
+    """Raises ZooError unless ``identity`` is the data the run was started with.
+
+    Files are compared by content (md5), wherever they are now; tfds by name.
+    """
+    saved = record.get("data") or {}
+    same_files = identity.md5 is not None and saved.get("md5") == identity.md5
+    same_tfds = identity.md5 is None and saved.get("name") == identity.name
+    if not (same_files or same_tfds):
+        raise ZooError(
+            f"{run_path}: expected the data the run was started with ({saved.get('name')} "
+            f"from {saved.get('source')}, md5 {saved.get('md5')}), found "
+            f"{identity.name} from {identity.source} (md5 {identity.md5}); pass the "
+            "run's --dataset and --data-dir"
+        )
 
 
 def _check_resume(args):
@@ -165,8 +470,8 @@ def add_validation_flag(
     help_text="training examples held out from the start of the "
     "training split (the seeds train on the other 55,000); 0 trains on all",
 ):
-    """Adds ``--validation N`` (default 5000) to an experiment's parser."""
-    p.add_argument("--validation", type=int, default=5000, help=help_text)
+    """Adds ``--validation N`` (default 5000, 0 allowed) to an experiment's parser."""
+    p.add_argument("--validation", type=int, default=5000, help=help_text, check=integer(0))
 
 
 def load_data(args, validation=None):
@@ -177,14 +482,10 @@ def load_data(args, validation=None):
         validation: training examples held out; None takes ``args.validation``.
 
     Raises:
-        ZooError: a negative validation count; DataError from the loader.
+        DataError: from the loader.
     """
     if validation is None:
         validation = args.validation
-    if validation < 0:
-        raise ZooError(
-            f"--validation: expected a count >= 0, found {validation}; pass 0 or more"
-        )
     return load_mnist(
         args.dataset, data_dir=args.data_dir, validation=validation, seed=args.seed
     )
@@ -202,6 +503,8 @@ def add_steps_per_run_flag(p, default=32):
         type=int,
         default=default,
         metavar="K",
+        check=integer(1, GraphBatches.DEFAULT_WINDOW),
+        may_differ_on_resume=True,
         help="training steps inside one session.run (a tf.while_loop); the results "
         "do not depend on it, the speed does",
     )
@@ -215,8 +518,9 @@ def log_period(steps, period=1000):
 def entry_point(main, argv=None):
     """Runs ``main(argv)`` and exits.
 
-    Exit status 0 on success; 2 with one clear line on a zoo error; 128 + the
-    signal number, with the resume command, when training was interrupted.
+    Exit status 0 on success; 2 with one clear line on a zoo error; 1 with one
+    line naming the file on any other OSError (a full disk...); 128 + the signal
+    number, with the resume command, when training was interrupted.
     """
     try:
         code = main(argv)
@@ -226,4 +530,12 @@ def entry_point(main, argv=None):
     except ZooError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except OSError as err:
+        where = err.filename or "a file"
+        print(
+            f"error: {where}: {err.strerror or err}; fix that (free disk space, "
+            "permissions) and run again, with --resume RUN_DIR if the run checkpointed",
+            file=sys.stderr,
+        )
+        sys.exit(1)
     sys.exit(code or 0)

@@ -94,13 +94,6 @@ def build_parser():
     return p
 
 
-def check_flags(args):
-    """Raises ZooError naming the first model flag that is not positive."""
-    runner.require_positive(args, "hidden", "embedding_size", "margin", "learning_rate")
-    if args.gallery is not None:
-        runner.require_positive(args, "gallery")
-
-
 def model_kwargs(args, variant):
     """Returns the :func:`siamese` arguments of a variant."""
     return {
@@ -330,7 +323,6 @@ def main(argv=None):
             experiment to resume), or missing/corrupt data.
     """
     args = runner.parse_args(build_parser(), argv)
-    check_flags(args)
     data = runner.load_data(args)
     run = rundir.run_dir(args, "siamese")
     variants = VARIANTS if args.variant == "both" else (args.variant,)
@@ -342,7 +334,7 @@ def main(argv=None):
         "experiment": "siamese",
         "dataset": data.name,
         "data_source": data.source,
-        "flags": runner.flags_of(args),
+        "flags": run.record["flags"],
         "machine": machine(),
         "loss": "contrastive (Hadsell, Chopra, LeCun 2006): mean of same * d^2 / 2 + "
         "(1 - same) * max(0, margin - d)^2 / 2",

@@ -25,7 +25,6 @@ import numpy as np
 import tensorflow as tf
 
 from experiments import rundir, runner
-from layers.errors import ZooError
 from zoo import training
 from zoo.models import mlp_classifier
 from zoo.state import copy_scope, frozen_copy
@@ -89,7 +88,8 @@ def plot(rows):
     return figure
 
 
-def main(argv=None):
+def build_parser():
+    """Returns the experiment's argument parser (shared flags, learning rate, widths)."""
     p = runner.parser(
         "Evaluate the MLP classifier with its previous and current parameters in one "
         "session.run per step, sync past := current, train; plot their divergence.",
@@ -101,12 +101,12 @@ def main(argv=None):
     p.add_argument(
         "--hidden", type=int, nargs="+", default=[625, 625], help="hidden layer widths"
     )
-    args = runner.parse_args(p, argv)
-    if args.learning_rate <= 0 or min(args.hidden) <= 0:
-        raise ZooError(
-            f"--learning-rate/--hidden: expected positive values, found "
-            f"{args.learning_rate} and {args.hidden}; pass values > 0"
-        )
+    return p
+
+
+def main(argv=None):
+    """Runs the experiment; see ``--help``."""
+    args = runner.parse_args(build_parser(), argv)
     run = rundir.run_dir(args, "snapshot")
     data = runner.load_data(args, validation=0)
     probe = data.test.images[:PROBE_SIZE]

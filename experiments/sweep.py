@@ -316,8 +316,8 @@ def summarize(configurations, build_seconds, one_graph, rebuild, totals):
     return results, rows
 
 
-def main(argv=None):
-    """Runs both sweeps and writes results.json, results.csv and sweep.png."""
+def build_parser():
+    """Returns the sweep's argument parser (shared flags plus the grid)."""
     parser = runner.parser(
         "Sweep learning rate x keep probability x L2 of the MLP classifier in one "
         "finalized graph (hyperparameters as HParams inputs), and again with a new "
@@ -350,7 +350,12 @@ def main(argv=None):
     runner.add_validation_flag(
         parser, "training examples held out to pick the best configuration"
     )
-    args = runner.parse_args(parser, argv)
+    return parser
+
+
+def main(argv=None):
+    """Runs both sweeps and writes results.json, results.csv and sweep.png."""
+    args = runner.parse_args(build_parser(), argv)
     configurations = grid(args)
     args.hidden = parse_numbers("--hidden", args.hidden, int)
     if min(args.hidden) <= 0:
@@ -370,7 +375,7 @@ def main(argv=None):
 
     results, rows = summarize(configurations, build_seconds, one_graph, rebuild, totals)
     results.update(
-        dataset=args.dataset,
+        dataset=data.name,
         steps=args.steps,
         batch_size=args.batch_size,
         hidden=list(args.hidden),

@@ -3,8 +3,8 @@
 Importing this package changes nothing in TensorFlow's global state.
 """
 
-from layers.conv import Conv2D, MaxPool
-from layers.dense import Decoder, Dense, Encoder, FullConnected, ReadOut
+from layers.conv import Conv2D, Conv2DTranspose, MaxPool
+from layers.dense import Decoder, Dense, Embedding, Encoder, FullConnected, ReadOut
 from layers.errors import (
     DataError,
     EagerError,
@@ -16,11 +16,13 @@ from layers.errors import (
 
 __all__ = [
     "Conv2D",
+    "Conv2DTranspose",
     "MaxPool",
     "DataError",
     "Decoder",
     "Dense",
     "EagerError",
+    "Embedding",
     "Encoder",
     "FullConnected",
     "ReadOut",

@@ -1,7 +1,7 @@
 """What every layer with variables exposes: its tensors and variables, read-only.
 
 Subclasses build in ``__init__`` and set ``_inputs``, ``_logits``, ``_output``,
-``_w``, ``_b``, ``_params`` and ``_scope_name``.
+``_w``, ``_b``, ``_params``, ``_scope_name`` and ``_regularization_loss``.
 """
 
 
@@ -37,6 +37,11 @@ class Layer:
     def params(self):
         """The variables this layer created (a tied decoder does not own ``W``)."""
         return list(self._params)
+
+    @property
+    def regularization_loss(self):
+        """``regularizer(W)`` of this build (a scalar tensor), or None without one."""
+        return self._regularization_loss
 
     @property
     def scope_name(self):

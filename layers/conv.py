@@ -15,7 +15,13 @@ Usage::
 import tensorflow as tf
 
 from layers.base import Layer
-from layers.dense import check_size, scope_or_current, truncated_normal
+from layers.dense import (
+    check_size,
+    find_tied_weight,
+    own_regularization_loss,
+    scope_or_current,
+    truncated_normal,
+)
 from layers.errors import ShapeError
 from layers.variables import full_name, get_variable
 
@@ -64,6 +70,7 @@ class Conv2D(Layer):
         b_init: bias initializer (default the constant 0.1).
         stride: step of the filter in both directions.
         padding: ``"SAME"`` or ``"VALID"``.
+        regularizer: as :class:`layers.Dense`, for the kernel.
 
     Raises:
         ShapeError: sizes are not positive ints, or inputs are not
@@ -87,6 +94,7 @@ class Conv2D(Layer):
         b_init=None,
         stride=1,
         padding="SAME",
+        regularizer=None,
     ):
         owner = full_name(scope) if scope else type(self).__name__
         check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
@@ -95,15 +103,121 @@ class Conv2D(Layer):
         with scope_or_current(scope) as var_scope:
             self._scope_name = var_scope.name
             self._w = get_variable(
-                owner, names[0], [size, size, n_in, n_out], w_init or truncated_normal(0.1)
+                owner,
+                names[0],
+                [size, size, n_in, n_out],
+                w_init or truncated_normal(0.1),
+                regularizer=regularizer,
             )
             self._b = get_variable(
                 owner, names[1], [n_out], b_init or tf.compat.v1.constant_initializer(0.1)
             )
+            self._regularization_loss = own_regularization_loss(self._w, regularizer)
             conv = tf.nn.conv2d(inputs, self._w, strides=stride, padding=padding)
             self._logits = tf.nn.bias_add(conv, self._b)
             self._output = activation(self._logits)
         self._params = [self._w, self._b]
+
+
+class Conv2DTranspose(Layer):
+    """``activation(conv2d_transpose(inputs, W) + b)``: the transpose of a :class:`Conv2D`.
+
+    ``W`` is [size, size, n_out, n_in], the layout of a ``Conv2D`` kernel from
+    ``n_out`` to ``n_in`` channels, so ``tie_to`` can name such a layer's scope and
+    the transpose reads *its* kernel (a convolutional autoencoder with tied
+    weights; Sonnet 1's ``Conv2D.transpose()`` makes new variables instead). The
+    output is [batch, height * stride, width * stride, n_out] with ``SAME``
+    padding, [batch, (height - 1) * stride + size, ..., n_out] with ``VALID``:
+    the input shape of the convolution it mirrors.
+
+    Args:
+        inputs: tensor [batch, height, width, n_in], height and width known.
+        size: side of the square filter.
+        n_in: input channels (the mirrored convolution's output channels).
+        n_out: output channels (the mirrored convolution's input channels).
+        scope: as :class:`Conv2D`.
+        names: the (weight, bias) variable names; a tied layer makes no weight.
+        activation: callable applied to the pre-activation (default ReLU).
+        w_init: weight initializer of an untied layer (default truncated normal, 0.1).
+        b_init: bias initializer (default the constant 0.1).
+        stride: step of the mirrored convolution in both directions.
+        padding: ``"SAME"`` or ``"VALID"``, as in the mirrored convolution.
+        tie_to: None for an own ``W``; the scope (relative to the current variable
+            scope) of a ``Conv2D`` whose kernel ``W`` [size, size, n_out, n_in] this
+            layer reads; or that variable itself.
+        regularizer: as :class:`layers.Dense`; not allowed when tied.
+
+    Raises:
+        ShapeError: sizes are not positive ints, or inputs are not
+            [batch, height, width, n_in] with height and width known.
+        TieError: as :class:`layers.Dense` (the kernel's shape is checked).
+        ScopeError, EagerError: as :class:`Conv2D`.
+    """
+
+    def __init__(
+        self,
+        inputs,
+        size,
+        n_in,
+        n_out,
+        *,
+        scope=None,
+        names=("W", "b"),
+        activation=tf.nn.relu,
+        w_init=None,
+        b_init=None,
+        stride=1,
+        padding="SAME",
+        tie_to=None,
+        regularizer=None,
+    ):
+        owner = full_name(scope) if scope else type(self).__name__
+        check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
+        check_images(owner, inputs, n_in)
+        height, width = inputs.shape[1], inputs.shape[2]
+        if height is None or width is None:
+            raise ShapeError(
+                f"{owner}: expected input of shape [batch, height, width, {n_in}] with "
+                f"height and width known, found {inputs.shape}; give the input a static "
+                "spatial shape"
+            )
+        shape = [size, size, n_out, n_in]
+        self._tied_weight = find_tied_weight(owner, tie_to, shape, regularizer)
+        self._inputs = inputs
+        with scope_or_current(scope) as var_scope:
+            self._scope_name = var_scope.name
+            self._w, self._params = self._tied_weight, []
+            if self._tied_weight is None:
+                self._w = get_variable(
+                    owner,
+                    names[0],
+                    shape,
+                    w_init or truncated_normal(0.1),
+                    regularizer=regularizer,
+                )
+                self._params = [self._w]
+            self._b = get_variable(
+                owner, names[1], [n_out], b_init or tf.compat.v1.constant_initializer(0.1)
+            )
+            self._params.append(self._b)
+            self._regularization_loss = own_regularization_loss(self._w, regularizer)
+            sides = [transposed_side(n, size, stride, padding) for n in (height, width)]
+            output_shape = [tf.shape(inputs)[0], *sides, n_out]
+            conv = tf.nn.conv2d_transpose(
+                inputs, self._w, output_shape, strides=stride, padding=padding
+            )
+            self._logits = tf.nn.bias_add(conv, self._b)
+            self._output = activation(self._logits)
+
+    @property
+    def tied_weight(self):
+        """The ``Conv2D`` kernel this layer reads, or None if untied."""
+        return self._tied_weight
+
+
+def transposed_side(side, size, stride, padding):
+    """The input side of a convolution whose output side is ``side``."""
+    return side * stride if padding == "SAME" else (side - 1) * stride + size
 
 
 class MaxPool:

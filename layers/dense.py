@@ -21,7 +21,7 @@ import contextlib
 import tensorflow as tf
 
 from layers.base import Layer
-from layers.errors import ShapeError, TieError
+from layers.errors import ShapeError, TieError, ZooError
 from layers.variables import full_name, get_variable
 
 
@@ -89,11 +89,21 @@ class Dense(Layer):
         activation: callable applied to the logits.
         w_init: weight initializer (default truncated normal, stddev 0.05).
         b_init: bias initializer (default zeros).
+        tie_to: None for an own ``W`` [n_in, n_out]; or the name of a scope
+            relative to the current variable scope (inside
+            ``autoencoder(scope="ae")``, ``"encoder"`` means ``ae/encoder``) whose
+            ``W`` [n_out, n_in] is read transposed (an encoder's weight, an
+            :class:`Embedding` matrix [vocab, dim]); or that variable itself.
+        regularizer: None, or a function ``W -> scalar loss`` (for instance
+            ``layers.variables.l2_regularizer(0.01)``) given to ``get_variable``
+            for the weight; the bias is not regularized.
 
     Raises:
         ShapeError: sizes are not positive ints, or inputs are not [batch, n_in].
         ScopeError: the variables exist and reuse is off, or reuse is on and
             they do not exist.
+        TieError: the tie target has no ``W``, its ``W`` is not [n_out, n_in], or
+            a regularizer is given to a tied layer (it owns no ``W``).
         EagerError: built eagerly outside a sharing template.
     """
 
@@ -111,21 +121,32 @@ class Dense(Layer):
         activation=None,
         w_init=None,
         b_init=None,
+        tie_to=None,
+        regularizer=None,
     ):
         scope = scope if scope is not None else self.default_scope
         owner = full_name(scope) if scope else type(self).__name__
         check_size(owner, n_in=n_in, n_out=n_out)
+        self._tied_weight = find_tied_weight(owner, tie_to, [n_out, n_in], regularizer)
         check_input(owner, inputs, n_in)
         self._inputs = inputs
         with scope_or_current(scope) as var_scope:
             self._scope_name = var_scope.name
-            self._w, self._params = self._make_weight(
-                owner, names[0], [n_in, n_out], w_init or self.default_w_init()
-            )
+            self._w, self._params = None, []  # tied: made on the first read of ``w``
+            if self._tied_weight is None:
+                self._w = get_variable(
+                    owner,
+                    names[0],
+                    [n_in, n_out],
+                    w_init or self.default_w_init(),
+                    regularizer=regularizer,
+                )
+                self._params = [self._w]
             self._b = get_variable(
                 owner, names[1], [n_out], b_init or tf.compat.v1.zeros_initializer()
             )
             self._params.append(self._b)
+            self._regularization_loss = own_regularization_loss(self._w, regularizer)
             self._logits = tf.nn.bias_add(self._product(inputs), self._b)
             self._output = (activation or self.default_activation)(self._logits)
 
@@ -133,14 +154,33 @@ class Dense(Layer):
     def default_w_init():
         return truncated_normal()
 
-    def _make_weight(self, owner, name, shape, initializer):
-        """Returns (weight tensor, list of variables this layer owns)."""
-        weight = get_variable(owner, name, shape, initializer)
-        return weight, [weight]
-
     def _product(self, inputs):
-        """Returns ``inputs @ W``."""
-        return tf.matmul(inputs, self._w)
+        """Returns ``inputs @ W``; tied, a product with the target's W transposed.
+
+        ``transpose_b`` instead of a transpose op keeps both the product and its
+        weight gradient free of a [n_out, n_in] transposed copy (about 9 % of a
+        tied training step on one core).
+        """
+        if self._tied_weight is None:
+            return tf.matmul(inputs, self._w)
+        return tf.matmul(inputs, self._tied_weight, transpose_b=True)
+
+    @property
+    def w(self):
+        """The weight; tied, ``<scope>/W_tied``: the target's W transposed.
+
+        A tied layer makes that transpose op on the first read of ``w`` (not in a
+        finalized graph), so the target's ``W`` has exactly two readers in training.
+        """
+        if self._w is None:
+            with tf.name_scope(f"{self._scope_name}/" if self._scope_name else None):
+                self._w = tf.transpose(self._tied_weight, name="W_tied")
+        return self._w
+
+    @property
+    def tied_weight(self):
+        """The variable this layer reads transposed, or None if untied."""
+        return self._tied_weight
 
 
 class FullConnected(Dense):
@@ -151,6 +191,8 @@ class ReadOut(Dense):
     """A softmax read-out layer: ``.output`` is the softmax, ``.logits`` before it.
 
     Weights start from a normal (not truncated) distribution, as in the seeds.
+    With ``tie_to`` naming an :class:`Embedding`'s scope it is the output
+    projection tied to the embedding matrix (logits ``h @ E^T + b``).
     """
 
     default_activation = staticmethod(tf.nn.softmax)
@@ -168,67 +210,103 @@ class Encoder(Dense):
 
 
 class Decoder(Dense):
-    """A sigmoid layer in scope ``decoder``, untied or tied to an encoder.
+    """A sigmoid layer in scope ``decoder``, untied or tied (``tie_to="encoder"``).
 
-    Args:
-        tie_to: None for an own ``decoder/W`` [n_in, n_out]; or the name of the
-            encoder's scope relative to the current variable scope (inside
-            ``autoencoder(scope="ae")``, ``"encoder"`` means ``ae/encoder``),
-            whose ``W`` [n_out, n_in] is read transposed; or that variable itself.
-        Other arguments as :class:`Dense`.
-
-    Raises:
-        TieError: the tie target has no ``W``, or its ``W`` is not [n_out, n_in].
-        Others as :class:`Dense`.
+    See :class:`Dense` for the arguments; ``tie_to`` names the encoder's scope.
     """
 
     default_activation = staticmethod(tf.sigmoid)
     default_scope = "decoder"
 
-    def __init__(self, inputs, n_in, n_out, *, tie_to=None, **kwargs):
-        self._tie_to = tie_to
-        self._tied_weight = None
-        if tie_to is not None:
-            scope = kwargs.get("scope") or self.default_scope
-            self._tied_weight = _find_tied_weight(full_name(scope), tie_to, [n_out, n_in])
-        super().__init__(inputs, n_in, n_out, **kwargs)
 
-    def _make_weight(self, owner, name, shape, initializer):
-        if self._tied_weight is None:
-            return super()._make_weight(owner, name, shape, initializer)
-        return None, []  # made on first read of ``w``: training never needs it
+class Embedding:
+    """``W[ids]``: rows of an embedding matrix ``W`` [vocab, dim], in scope ``embedding``.
 
-    def _product(self, inputs):
-        """Returns ``inputs @ W``; tied, a product with the encoder's W transposed.
+    Tie an output projection to it with ``ReadOut(h, dim, vocab, tie_to="embedding")``:
+    the logits are ``h @ W^T + b`` and ``W`` is one variable with two readers.
 
-        ``transpose_b`` instead of a transpose op keeps both the product and its
-        weight gradient free of a [n_out, n_in] transposed copy (about 9 % of a
-        tied training step on one core).
-        """
-        if self._tied_weight is None:
-            return super()._product(inputs)
-        return tf.matmul(inputs, self._tied_weight, transpose_b=True)
+    Args:
+        ids: integer tensor of any shape, values in [0, vocab).
+        vocab: number of rows.
+        dim: width of a row.
+        scope: as :class:`Dense`.
+        name: the matrix's variable name.
+        w_init: initializer (default normal, stddev 0.05).
+        regularizer: as :class:`Dense`.
+
+    Raises:
+        ShapeError: sizes are not positive ints.
+        ZooError: ``ids`` are not integers.
+        ScopeError, EagerError: as :class:`Dense`.
+    """
+
+    def __init__(
+        self, ids, vocab, dim, *, scope="embedding", name="W", w_init=None, regularizer=None
+    ):
+        owner = full_name(scope) if scope else type(self).__name__
+        check_size(owner, vocab=vocab, dim=dim)
+        if not ids.dtype.is_integer:
+            raise ZooError(
+                f"{owner}: expected integer ids, found {ids.dtype.name}; cast them with "
+                "tf.cast(ids, tf.int32)"
+            )
+        self._inputs = ids
+        with scope_or_current(scope) as var_scope:
+            self._scope_name = var_scope.name
+            self._w = get_variable(
+                owner,
+                name,
+                [vocab, dim],
+                w_init or random_normal(),
+                regularizer=regularizer,
+            )
+            self._regularization_loss = own_regularization_loss(self._w, regularizer)
+            self._output = tf.nn.embedding_lookup(self._w, ids)
+
+    input = Layer.input
+    output = Layer.output
+    w = Layer.w
+    scope_name = Layer.scope_name
+    regularization_loss = Layer.regularization_loss
 
     @property
-    def w(self):
-        """The weight; tied, ``<scope>/W_tied``: the encoder's W transposed.
-
-        A tied decoder makes that transpose op on the first read of ``w`` (not in a
-        finalized graph), so the encoder's ``W`` has exactly two readers in training.
-        """
-        if self._w is None:
-            with tf.name_scope(f"{self._scope_name}/" if self._scope_name else None):
-                self._w = tf.transpose(self._tied_weight, name="W_tied")
-        return self._w
-
-    @property
-    def tied_weight(self):
-        """The encoder variable this decoder reads transposed, or None if untied."""
-        return self._tied_weight
+    def params(self):
+        """The variables this layer created: the matrix."""
+        return [self._w]
 
 
-def _find_tied_weight(owner, tie_to, shape):
-    """Returns the variable ``<tie_to>/W`` of shape ``shape`` (see ``Decoder``)."""
+def own_regularization_loss(weight, regularizer):
+    """Returns ``regularizer(weight)`` named ``regularization_loss``, or None.
+
+    The loss of this build of a layer, for a builder's own loss (eager code has no
+    collection); the graph collection holds TensorFlow's copy, once per variable.
+    """
+    if regularizer is None:  # always so for a tied layer (find_tied_weight)
+        return None
+    return tf.identity(regularizer(weight), name="regularization_loss")
+
+
+def find_tied_weight(owner, tie_to, shape, regularizer=None):
+    """Returns the variable ``<tie_to>/W`` of shape ``shape``, or None for no tie.
+
+    Args:
+        owner: the tied layer's name, for messages.
+        tie_to: None, a scope name relative to the current variable scope, or a
+            variable.
+        shape: the shape the tied layer reads the weight with.
+        regularizer: the tied layer's regularizer; must be None when tied.
+
+    Raises:
+        TieError: no ``W`` under ``tie_to``, another shape, or a regularizer.
+    """
+    if tie_to is None:
+        return None
+    if regularizer is not None:
+        raise TieError(
+            f"{owner}: expected no regularizer on a layer tied to {tie_to!r} (it owns no "
+            f"weight), found {regularizer!r}; pass the regularizer to the layer that "
+            "creates the weight, so its loss counts once"
+        )
     if isinstance(tie_to, tf.Variable):
         weight, target = tie_to, tie_to.name
     else:
@@ -239,13 +317,13 @@ def _find_tied_weight(owner, tie_to, shape):
         except ValueError:
             raise TieError(
                 f"{owner}: expected tie_to={tie_to!r} to name a scope with a weight W, "
-                f"found no variable {target}; build the Encoder under that scope "
-                "first, or pass tie_to=None for an untied decoder"
+                f"found no variable {target}; build the layer it ties to under that "
+                "scope first, or pass tie_to=None for an untied layer"
             ) from None
     if weight.shape.as_list() != shape:
         raise TieError(
-            f"{owner}: expected the tied weight {target} with shape {shape} "
-            f"([n_out, n_in]), found {weight.shape.as_list()}; tie to an encoder of "
-            "the mirrored sizes, or pass tie_to=None"
+            f"{owner}: expected the tied weight {target} with shape {shape}, found "
+            f"{weight.shape.as_list()}; tie to a layer of the mirrored sizes, or pass "
+            "tie_to=None"
         )
     return weight

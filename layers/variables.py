@@ -67,7 +67,9 @@ def full_name(name):
     return f"{scope}/{name}" if scope else name
 
 
-def get_variable(owner, name, shape, initializer, trainable=True, dtype=tf.float32):
+def get_variable(
+    owner, name, shape, initializer, trainable=True, dtype=tf.float32, regularizer=None
+):
     """Creates or reuses ``<current scope>/<name>``.
 
     Args:
@@ -77,6 +79,11 @@ def get_variable(owner, name, shape, initializer, trainable=True, dtype=tf.float
         initializer: a TF initializer.
         trainable: whether the variable joins the trainable collection.
         dtype: the variable's dtype.
+        regularizer: None, or a function ``variable -> scalar loss`` (such as
+            :func:`l2_regularizer`); None falls back to the enclosing
+            ``variable_scope``'s regularizer. In graph mode TensorFlow adds the loss
+            to ``GraphKeys.REGULARIZATION_LOSSES`` when the variable is created, so
+            once per variable however often the scope is reused.
 
     Returns:
         The ``tf.Variable``.
@@ -90,10 +97,31 @@ def get_variable(owner, name, shape, initializer, trainable=True, dtype=tf.float
     require_graph(owner)
     try:
         return tf.compat.v1.get_variable(
-            name, shape, dtype, initializer=initializer, trainable=trainable
+            name,
+            shape,
+            dtype,
+            initializer=initializer,
+            trainable=trainable,
+            regularizer=regularizer,
         )
     except ValueError as err:
         raise translate_error(owner, full_name(name), list(shape), err) from None
+
+
+def l2_regularizer(scale):
+    """Returns TF1's ``tf.contrib.layers.l2_regularizer``: ``scale * sum(w ** 2) / 2``.
+
+    Args:
+        scale: the weight of the penalty (a number or a scalar tensor).
+
+    Returns:
+        A function ``weight -> scalar loss`` for ``regularizer=`` arguments.
+    """
+
+    def l2(weight):
+        return tf.multiply(scale, tf.nn.l2_loss(weight), name="l2_regularizer")
+
+    return l2
 
 
 def translate_error(owner, name, shape, err):

@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh default graph, small IDX files, the real MNIST test split;
 helpers that interrupt or corrupt a chosen training batch."""
 
+import json
 import os
 import pathlib
 import signal
@@ -71,6 +72,16 @@ def fashion_dir():
     ):
         pytest.skip(f"real Fashion-MNIST not found at {FASHION_MNIST}")
     return str(FASHION_MNIST)
+
+
+def edit_run_record(run_dir, **flags):
+    """Changes flags in a run's run.json (as if it had been started with them)."""
+    path = os.path.join(run_dir, "run.json")
+    with open(path) as f:
+        record = json.load(f)
+    record["flags"].update(flags)
+    with open(path, "w") as f:
+        json.dump(record, f)
 
 
 def on_batch(monkeypatch, call, action):

@@ -9,6 +9,7 @@ Usage::
     python -m zoo inspect autoencoder --tied
     python -m zoo inspect autoencoder --checkpoint runs/autoencoder/run1/tied.ckpt
     python -m zoo inspect mlp_classifier --logdir /tmp/mlp-graph
+    python -m zoo inspect mypackage.model:siamese --input left=784 --input right=784
 """
 
 import argparse
@@ -16,7 +17,13 @@ import os
 import sys
 
 from layers.errors import ZooError
-from zoo.inspect import format_table, inspect_checkpoint, inspect_model, write_graph
+from zoo.inspect import (
+    format_table,
+    inspect_checkpoint,
+    inspect_model,
+    parse_input,
+    write_graph,
+)
 from zoo.models import MODELS
 
 
@@ -34,7 +41,19 @@ def build_parser():
         "write the model's graph for TensorBoard.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    inspect.add_argument("model", help=f"registered model: {', '.join(sorted(MODELS))}")
+    inspect.add_argument(
+        "model",
+        help=f"registered model ({', '.join(sorted(MODELS))}), or package.module:function "
+        "naming your own TF1 code",
+    )
+    inspect.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=WIDTH[:DTYPE]",
+        help="width (and dtype, default float32) of a tensor argument of the function, "
+        "e.g. --input left=784 --input ids=20:int32; x=784 and y=10 are known",
+    )
     inspect.add_argument(
         "--tied",
         action="store_true",
@@ -57,11 +76,12 @@ def build_parser():
 
 def inspect_command(args):
     """Prints the table and writes the graph; returns the exit code."""
-    rows, graph = inspect_model(args.model, tied=args.tied)
+    inputs = dict(parse_input(text) for text in args.input)
+    rows, graph = inspect_model(args.model, tied=args.tied, inputs=inputs)
     if args.checkpoint:
         rows = inspect_checkpoint(args.checkpoint, rows)
     print(format_table(rows))
-    logdir = args.logdir or os.path.join("runs", "inspect", args.model)
+    logdir = args.logdir or os.path.join("runs", "inspect", args.model.replace(":", "."))
     print(f"graph for TensorBoard: tensorboard --logdir {write_graph(graph, logdir)}")
     return 0
 

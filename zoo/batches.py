@@ -89,7 +89,9 @@ class GraphBatches:
         EagerError: built eagerly (use :func:`batch_dataset` there).
     """
 
-    def __init__(self, dataset, batch_size, window=256, name="batches"):
+    DEFAULT_WINDOW = 256
+
+    def __init__(self, dataset, batch_size, window=DEFAULT_WINDOW, name="batches"):
         require_graph("GraphBatches")
         check_batch_size("GraphBatches", batch_size, dataset.num_examples)
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:

@@ -9,6 +9,7 @@ numbers. Saving and restoring add no op to the graph: finalized graphs work.
 import contextlib
 import io
 import json
+import math
 import os
 import random
 import re
@@ -166,6 +167,7 @@ class LoopCheckpoint:
         if not self.owner.resume or not os.path.exists(self.path):
             return 0, [], 0.0
         values, state = _read_checkpoint(self.path)
+        _check_state(self.path, state, self.batches.num_examples)
         self._check_compatible(state)
         _check_variables(self.path, values, self.shapes())
         self.assign(values)
@@ -217,8 +219,16 @@ class LoopCheckpoint:
         arrays = {_VARIABLE + name: value for name, value in self.values().items()}
         buffer = io.BytesIO()
         np.savez(buffer, **arrays, **{_STATE: np.array(json.dumps(state))})
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        atomic_write(self.path, buffer.getvalue())
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            atomic_write(self.path, buffer.getvalue())
+        except OSError as err:
+            kept = f"checkpoint {self.last} kept" if self.last else "no checkpoint yet"
+            raise ZooError(
+                f"{self.path}: expected to write the checkpoint, found "
+                f"{err.strerror or err}; {kept}; free disk space, then resume with: "
+                f"{self.owner.command}"
+            ) from None
         self.step = step
 
     def interrupted(self, signum, step, logged):
@@ -303,6 +313,8 @@ def _read_checkpoint(path):
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
         state = json.loads(str(arrays.pop(_STATE)))
+        if not isinstance(state, dict):
+            raise TypeError(f"a state of type {type(state).__name__}")
         missing = [field for field in _STATE_FIELDS if field not in state]
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
         problem = repr(err)
@@ -317,6 +329,88 @@ def _read_checkpoint(path):
     )
 
 
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _state_problem(state, examples):
+    """Returns what is wrong with a checkpoint's state, or None."""
+    if not isinstance(state, dict):
+        return f"a state of type {type(state).__name__}"
+    for field in ("step", "batch_size", "seed", "examples"):
+        if not _is_int(state[field]) or state[field] < 0:
+            return f"{field} {state[field]!r} (expected an int >= 0)"
+    data = state["data"]
+    if not (
+        isinstance(data, dict)
+        and _is_int(data.get("epoch"))
+        and _is_int(data.get("position"))
+        and data["epoch"] >= 0
+        and 0 <= data["position"] < max(examples, 1)
+    ):
+        expected = f"epoch >= 0, 0 <= position < {examples}"
+        return f"data position {data!r:.100} (expected {expected})"
+    seconds = state["seconds"]
+    if not _is_number(seconds) or not math.isfinite(seconds) or seconds < 0:
+        return f"seconds {seconds!r} (expected a finite number >= 0)"
+    logged = state["logged"]
+    if not isinstance(logged, list) or not all(_is_log_entry(e) for e in logged):
+        return f"logged {logged!r:.100} (expected [step, finite loss(, metrics)] entries)"
+    if not _is_rng_state(state["rng"]):
+        return f"rng {state['rng']!r:.100} (expected numpy and Python RNG states)"
+    return None
+
+
+def _is_log_entry(entry):
+    return (
+        isinstance(entry, list)
+        and len(entry) in (2, 3)
+        and _is_int(entry[0])
+        and _is_number(entry[1])
+        and math.isfinite(entry[1])
+        and (len(entry) == 2 or isinstance(entry[2], dict))
+    )
+
+
+def _is_rng_state(rng):
+    try:
+        kind, keys, position, has_gauss, gauss = rng["numpy"]
+        version, internal, gauss_next = rng["python"]
+    except (TypeError, KeyError, ValueError):
+        return False
+    return (
+        kind == "MT19937"
+        and isinstance(keys, list)
+        and len(keys) == 624
+        and all(_is_int(k) and 0 <= k < 2**32 for k in keys)
+        and _is_int(position)
+        and 0 <= position <= 624
+        and _is_int(has_gauss)
+        and _is_number(gauss)
+        and _is_int(version)
+        and isinstance(internal, list)
+        and len(internal) == 625
+        and all(_is_int(k) and 0 <= k < 2**32 for k in internal[:624])
+        and _is_int(internal[624])
+        and 0 <= internal[624] <= 624
+        and (gauss_next is None or _is_number(gauss_next))
+    )
+
+
+def _check_state(path, state, examples):
+    """Raises ZooError unless the checkpoint's state is well formed for ``examples``."""
+    problem = _state_problem(state, examples)
+    if problem:
+        raise ZooError(
+            f"{path}: expected a checkpoint written by zoo.checkpoints, found {problem}; "
+            "the file is corrupt or of other data: start a new run with --overwrite"
+        )
+
+
 def _check_variables(path, values, shapes):
     """Raises ZooError unless ``values`` holds every variable, with its shape.
 
@@ -325,6 +419,16 @@ def _check_variables(path, values, shapes):
         values: dict variable name -> array, as :func:`_read_checkpoint` returns.
         shapes: dict variable name -> shape (list of ints) of the model's variables.
     """
+    broken = [
+        name
+        for name, value in values.items()
+        if value.dtype.kind not in "fiub" or not np.all(np.isfinite(value))
+    ]
+    if broken:
+        raise ZooError(
+            f"{path}: expected finite numeric variables, found {', '.join(broken[:5])} "
+            "not; the file is corrupt: start a new run with --overwrite"
+        )
     missing = [name for name in shapes if name not in values]
     reshaped = [
         f"{name} {list(values[name].shape)} (model: {shape})"
@@ -359,3 +463,34 @@ def _set_rng_state(state):
     np.random.set_state((kind, np.array(keys, np.uint32), position, has_gauss, gauss))
     version, internal, gauss_next = state["python"]
     random.setstate((version, tuple(internal), gauss_next))
+
+
+def latest_tf_checkpoint(directory):
+    """Returns the checkpoint prefix that ``<directory>/checkpoint`` names, or None.
+
+    ``tf.train.latest_checkpoint`` follows that small text file wherever it
+    points; this refuses a path outside ``directory`` (a hostile or copied run
+    directory would otherwise restore someone else's variables).
+
+    Raises:
+        ZooError: the file is unreadable or names a path outside ``directory``.
+    """
+    try:
+        state = tf.train.get_checkpoint_state(directory)
+    except (tf.errors.OpError, ValueError) as err:
+        raise ZooError(
+            f"{os.path.join(directory, 'checkpoint')}: expected a TensorFlow checkpoint "
+            f"state file, found {type(err).__name__}; delete it or start a new run"
+        ) from None
+    if state is None:
+        return None
+    root = os.path.realpath(directory)
+    paths = [state.model_checkpoint_path, *state.all_model_checkpoint_paths]
+    for path in paths:
+        resolved = os.path.realpath(os.path.join(directory, path))
+        if os.path.commonpath([root, resolved]) != root:
+            raise ZooError(
+                f"{os.path.join(directory, 'checkpoint')}: expected checkpoints inside "
+                f"{directory}, found {path!r}; delete that file or start a new run"
+            )
+    return tf.train.latest_checkpoint(directory)

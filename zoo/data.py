@@ -6,15 +6,22 @@ tensorflow-datasets. Offline, tfds would retry for minutes; we check the
 network first and fail within seconds with an error that says how to give
 local files.
 
+Local files are identified by content (:func:`identify`): the published MNIST and
+Fashion-MNIST label files have known md5s, so a run records what its files are
+(``fashion_mnist``, or ``idx:<dir>`` for valid files of no known dataset), and
+asking for one dataset with the files of the other is a :class:`DataError`.
+
 Usage::
 
     data = load_mnist("fashion_mnist", data_dir="/usr/share/datasets/fashion-mnist")
+    data.name, data.md5                           # "fashion_mnist", content hash
     images, labels = data.train.next_batch(128)   # [128, 784] float32, [128, 10]
     data.test.images.shape                        # (10000, 784)
 """
 
 import dataclasses
 import gzip
+import hashlib
 import math
 import os
 import socket
@@ -32,33 +39,51 @@ FILES = {
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
 }
 _MAGIC = {3: 0x00000803, 1: 0x00000801}  # unsigned bytes, 3 or 1 dimensions
+# md5 of the decompressed label files as published (MNIST: yann.lecun.com; Fashion-MNIST:
+# zalandoresearch). The image files' md5s, for reference: MNIST train
+# 6bbc9ace898e44ae57da46a324031adb, test 2646ac647ad5339dbf082846283269ea; Fashion-MNIST
+# train f4a8712d7a061bf5bd6d2ca38dc4d50a, test 8181f5470baa50b63fa0f6fddb340f0a.
+KNOWN_LABELS = {
+    "mnist": {
+        "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+        "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+    },
+    "fashion_mnist": {
+        "train-labels-idx1-ubyte": "9018921c3c673c538a1fc5bad174d6f9",
+        "t10k-labels-idx1-ubyte": "15d484375f8d13e6eb1aabb0c3f46965",
+    },
+}
+MAX_EXAMPLES = 1_000_000  # per IDX file: 784 MB of images at most
+_SAMPLE = 1 << 16  # image bytes hashed into a directory's identity
 _CHUNK = 1 << 20
 _TFDS_HOST = ("storage.googleapis.com", 443)
 
 
-def read_idx(path, ndim):
+def read_idx(path, ndim, shape=None):
     """Reads an IDX file of unsigned bytes, gzipped (``.gz``) or raw.
 
-    The header is checked before any data is read: a raw file's declared size
-    against its length, and a gzipped file is read in chunks up to the declared
-    size, so a hostile file can neither make us allocate more than it really
-    holds nor be half-loaded. Corrupt gzip streams raise DataError too.
+    The header is checked before any data is read: its dimensions against
+    ``shape`` and :data:`MAX_EXAMPLES`, a raw file's declared size against its
+    length, and a gzipped file is read in chunks up to the declared size, so a
+    hostile file can neither make us allocate more than it really holds nor be
+    half-loaded. Corrupt gzip streams raise DataError too.
 
     Args:
         path: the file.
         ndim: expected number of dimensions (3 for images, 1 for labels).
+        shape: optional expected shape, None for a dimension that may be anything.
 
     Returns:
         A uint8 array of the declared shape.
 
     Raises:
-        DataError: the file is missing, not IDX, of another type or rank,
+        DataError: the file is missing, not IDX, of another type, rank or shape,
             truncated, or longer than its header declares.
     """
     gz = str(path).endswith(".gz")
     try:
         with (gzip.open if gz else open)(path, "rb") as stream:
-            shape = _read_header(path, stream, ndim)
+            shape = _check_shape(path, _read_header(path, stream, ndim), shape)
             size = math.prod(shape)
             if not gz:  # a raw file's length is known: check the shape before reading
                 held = os.fstat(stream.fileno()).st_size - stream.tell()
@@ -75,6 +100,36 @@ def read_idx(path, ndim):
     except (OSError, EOFError, zlib.error) as err:
         raise DataError(f"{path}: expected a readable IDX file, found {err}") from None
     return np.frombuffer(bytes(payload), dtype=np.uint8).reshape(shape)
+
+
+def read_idx_header(path, ndim):
+    """Returns the shape an IDX file's header declares, reading nothing more.
+
+    Raises:
+        DataError: as :func:`read_idx`, for the header.
+    """
+    try:
+        with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as stream:
+            return _check_shape(path, _read_header(path, stream, ndim), None)
+    except (OSError, EOFError, zlib.error) as err:
+        raise DataError(f"{path}: expected a readable IDX file, found {err}") from None
+
+
+def _check_shape(path, declared, expected):
+    """Returns ``declared`` after checking it against ``expected`` and the size cap."""
+    if declared[0] > MAX_EXAMPLES:
+        raise DataError(
+            f"{path}: expected at most {MAX_EXAMPLES} examples, found a header declaring "
+            f"{declared[0]}; the file is corrupt or not MNIST-format"
+        )
+    pairs = zip(expected or declared, declared, strict=True)
+    if any(want is not None and want != got for want, got in pairs):
+        wanted = tuple("any" if want is None else want for want in expected)
+        raise DataError(
+            f"{path}: expected shape {wanted}, found a header declaring {declared}; "
+            "use MNIST-format files (28x28 images, one label per image)"
+        )
+    return declared
 
 
 def _truncated(path, size, shape, found):
@@ -191,26 +246,134 @@ class DataSet:
         return {"epoch": self.epoch, "position": self.position}
 
     def restore(self, state):
-        """Continues from a state returned by :meth:`state`."""
-        self.epoch, self.position = int(state["epoch"]), int(state["position"])
+        """Continues from a state returned by :meth:`state`.
+
+        Raises:
+            DataError: ``state`` is not ``{"epoch": int >= 0, "position": int in
+                [0, num_examples)}`` (a corrupt or foreign checkpoint).
+        """
+        epoch = state.get("epoch") if isinstance(state, dict) else None
+        position = state.get("position") if isinstance(state, dict) else None
+        if not (
+            _is_int(epoch)
+            and _is_int(position)
+            and epoch >= 0
+            and 0 <= position < max(self.num_examples, 1)
+        ):
+            raise DataError(
+                f"DataSet.restore: expected {{'epoch': int >= 0, 'position': 0..."
+                f"{self.num_examples - 1}}}, found {state!r:.200}; the checkpoint is "
+                "corrupt or of other data"
+            )
+        self.epoch, self.position = epoch, position
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass
 class DataSets:
-    """The three splits, as the seeds' ``input_data.read_data_sets`` returns them."""
+    """The three splits, as the seeds' ``input_data.read_data_sets`` returns them.
+
+    Attributes:
+        name: what the data is (see :class:`DataIdentity`).
+        source: the directory or ``tfds:<name>``.
+        md5: content hash of the files (see :func:`identify`), None for tfds.
+    """
 
     train: DataSet
     validation: DataSet
     test: DataSet
     name: str
     source: str
+    md5: str = None
 
 
-def load_mnist(dataset="mnist", data_dir=None, validation=5000, one_hot=True, seed=0):
+@dataclasses.dataclass(frozen=True)
+class DataIdentity:
+    """What a data source is.
+
+    Attributes:
+        name: ``"mnist"`` or ``"fashion_mnist"`` for the published files (or
+            tfds), ``"idx:<dir>"`` for valid IDX files of no known dataset.
+        source: the directory, or ``tfds:<name>``.
+        md5: hash of the label files and of the image files' headers and first
+            64 KiB; None for tfds.
+    """
+
+    name: str
+    source: str
+    md5: str = None
+
+    def as_dict(self):
+        """Returns ``{"name", "source", "md5"}`` (for run.json)."""
+        return dataclasses.asdict(self)
+
+
+def identify(dataset=None, data_dir=None):
+    """Returns the :class:`DataIdentity` of the files :func:`load_mnist` would load.
+
+    Cheap: reads the label files (70 KB for MNIST) and the images' headers and
+    first 64 KiB; the label files' md5s name the dataset (:data:`KNOWN_LABELS`).
+
+    Args:
+        dataset: the dataset asked for, or None for whatever the files are.
+        data_dir: as :func:`load_mnist` (None: ``$ZOO_DATA_DIR``, then tfds).
+
+    Raises:
+        DataError: an unknown ``dataset``, missing or corrupt files, or files of
+            the other known dataset than ``dataset``.
+    """
+    _check_dataset_name(dataset)
+    directory = data_dir or os.environ.get("ZOO_DATA_DIR")
+    if not directory:
+        name = dataset or DATASETS[0]
+        return DataIdentity(name, f"tfds:{name}")
+    _check_directory(directory)
+    digest, matches = hashlib.md5(usedforsecurity=False), set(KNOWN_LABELS)
+    for split, (images_name, labels_name) in FILES.items():
+        paths = _split_paths(directory, images_name, labels_name)
+        if paths is None:
+            continue
+        sample = _image_sample(paths)
+        labels = read_idx(paths[1], 1)
+        label_file = _MAGIC[1].to_bytes(4, "big") + len(labels).to_bytes(4, "big")
+        label_md5 = hashlib.md5(label_file + labels.tobytes(), usedforsecurity=False)
+        digest.update(f"{split}:".encode() + label_md5.digest())
+        digest.update(sample)
+        matches = {
+            name
+            for name in matches
+            if KNOWN_LABELS[name][labels_name] == label_md5.hexdigest()
+        }
+    known = matches.pop() if len(matches) == 1 else None
+    if dataset and known and known != dataset:
+        raise DataError(
+            f"{directory}: expected {dataset} files (--dataset {dataset}), found "
+            f"{known} files (their label files' md5s are {known}'s); pass --dataset "
+            f"{known}, or --data-dir a directory of {dataset}"
+        )
+    return DataIdentity(known or f"idx:{directory}", directory, digest.hexdigest())
+
+
+def _image_sample(paths):
+    """Returns the header and first 64 KiB of a split's image file, headers checked."""
+    _check_image_header(paths)
+    path = paths[0]
+    try:
+        with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as stream:
+            return stream.read(4 + 4 * 3 + _SAMPLE)
+    except (OSError, EOFError, zlib.error) as err:
+        raise DataError(f"{path}: expected a readable IDX file, found {err}") from None
+
+
+def load_mnist(dataset=None, data_dir=None, validation=5000, one_hot=True, seed=0):
     """Loads MNIST or Fashion-MNIST.
 
     Args:
-        dataset: ``"mnist"`` or ``"fashion_mnist"``.
+        dataset: ``"mnist"``, ``"fashion_mnist"`` or None: whatever the local
+            files are (:func:`identify`), MNIST from tfds.
         data_dir: directory of the standard IDX files (``.gz`` or raw); None
             tries ``$ZOO_DATA_DIR``, then tensorflow-datasets. A directory with
             only the ``t10k-*`` files gives empty train and validation splits.
@@ -219,22 +382,20 @@ def load_mnist(dataset="mnist", data_dir=None, validation=5000, one_hot=True, se
         seed: seed of the training batch order.
 
     Returns:
-        :class:`DataSets` with float32 images in [0, 1], flattened to 784.
+        :class:`DataSets` with float32 images in [0, 1], flattened to 784, named
+        by what the files are (``idx:<dir>`` for files of no known dataset).
 
     Raises:
-        DataError: unknown dataset, missing or corrupt files, too large a
-            validation split, or no local files and no network for tfds.
+        DataError: unknown dataset, missing or corrupt files, the files of the
+            other dataset, too large a validation split, or no local files and
+            no network for tfds.
     """
-    if dataset not in DATASETS:
-        raise DataError(
-            f"load_mnist: expected dataset in {DATASETS}, found {dataset!r}; "
-            "pick one of those"
-        )
-    directory = data_dir or os.environ.get("ZOO_DATA_DIR")
-    if directory:
-        splits, source = _load_idx_dir(directory), directory
+    identity = identify(dataset, data_dir)
+    if identity.md5 is None:
+        splits = _load_tfds(identity.name)
     else:
-        splits, source = _load_tfds(dataset), f"tfds:{dataset}"
+        splits = _load_idx_dir(identity.source)
+    source = identity.source
     train_images, train_labels = splits["train"]
     if validation > len(train_images) and len(train_images):
         raise DataError(
@@ -257,31 +418,43 @@ def load_mnist(dataset="mnist", data_dir=None, validation=5000, one_hot=True, se
         train=split(train_images[validation:], train_labels[validation:], seed),
         validation=split(train_images[:validation], train_labels[:validation], seed),
         test=split(test_images, test_labels, seed),
-        name=dataset,
+        name=identity.name,
         source=source,
+        md5=identity.md5,
     )
 
 
-def _load_idx_dir(directory):
+def _check_dataset_name(dataset):
+    if dataset is not None and dataset not in DATASETS:
+        raise DataError(
+            f"load_mnist: expected dataset in {DATASETS}, found {dataset!r}; "
+            "pick one of those"
+        )
+
+
+def _check_directory(directory):
     if not os.path.isdir(directory):
         raise DataError(
             f"{directory}: expected a directory of MNIST IDX files, found no such "
             "directory; pass --data-dir/data_dir or set ZOO_DATA_DIR to one"
         )
-    splits = {name: _load_idx_split(directory, *files) for name, files in FILES.items()}
-    if splits["test"] is None:
+    if _split_paths(directory, *FILES["test"]) is None:
         raise DataError(
             f"{directory}: expected at least {FILES['test'][0]}[.gz] and "
             f"{FILES['test'][1]}[.gz], found neither; copy the IDX files there"
         )
+
+
+def _load_idx_dir(directory):
+    splits = {name: _load_idx_split(directory, *files) for name, files in FILES.items()}
     if splits["train"] is None:
         empty = (np.zeros((0, IMAGE_SIDE, IMAGE_SIDE), np.uint8), np.zeros(0, np.uint8))
         splits["train"] = empty
     return splits
 
 
-def _load_idx_split(directory, images_name, labels_name):
-    """Returns (images, labels) of one split, or None when both files are absent."""
+def _split_paths(directory, images_name, labels_name):
+    """Returns the paths of one split's two files, or None when both are absent."""
     paths = [_find(directory, name) for name in (images_name, labels_name)]
     if paths == [None, None]:
         return None
@@ -291,23 +464,49 @@ def _load_idx_split(directory, images_name, labels_name):
             f"{directory}: expected {missing}[.gz] beside its partner file, found "
             "none; copy both files of the split"
         )
-    images, labels = read_idx(paths[0], 3), read_idx(paths[1], 1)
-    if images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
-        raise DataError(
-            f"{paths[0]}: expected {IMAGE_SIDE}x{IMAGE_SIDE} images, found "
-            f"{images.shape[1]}x{images.shape[2]}; use MNIST-format files"
-        )
-    if len(images) != len(labels):
-        raise DataError(
-            f"{paths[1]}: expected {len(images)} labels (one per image), found "
-            f"{len(labels)}; the two files are not of the same split"
-        )
+    return paths
+
+
+def _load_idx_split(directory, images_name, labels_name):
+    """Returns (images, labels) of one split, or None when both files are absent.
+
+    Both headers are checked (28x28 images, one label per image) before either
+    body is read.
+    """
+    paths = _split_paths(directory, images_name, labels_name)
+    if paths is None:
+        return None
+    shape = _check_image_header(paths)
+    images = read_idx(paths[0], 3, shape)
+    labels = read_idx(paths[1], 1, shape[:1])
     if len(labels) and labels.max() >= N_CLASSES:
         raise DataError(
             f"{paths[1]}: expected labels 0..{N_CLASSES - 1}, found {labels.max()}; "
             "the file is corrupt"
         )
     return images, labels
+
+
+def _check_image_header(paths):
+    """Returns the images' shape after checking both headers fit together.
+
+    Raises:
+        DataError: images that are not 28x28, or not one label per image.
+    """
+    images_path, labels_path = paths
+    shape = read_idx_header(images_path, 3)
+    if shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
+        raise DataError(
+            f"{images_path}: expected {IMAGE_SIDE}x{IMAGE_SIDE} images, found "
+            f"{shape[1]}x{shape[2]}; use MNIST-format files"
+        )
+    (count,) = read_idx_header(labels_path, 1)
+    if count != shape[0]:
+        raise DataError(
+            f"{labels_path}: expected {shape[0]} labels (one per image), found "
+            f"{count}; the two files are not of the same split"
+        )
+    return shape
 
 
 def _find(directory, name):

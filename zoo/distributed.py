@@ -6,6 +6,10 @@ tasks, and each worker applies its gradients to them without waiting for the
 others. The chief (worker 0) initialises the variables and writes checkpoints;
 a worker that dies and restarts finds the variables on the ps and goes on.
 
+TensorFlow's gRPC server listens on every interface, unauthenticated: a server
+starts only where loopback is the only interface (the launcher's private
+network, :mod:`zoo.loopback`) or with ``expose=True``. Every wait is bounded.
+
 A cluster is given as a dict, a JSON string, a ``TF_CONFIG`` environment
 variable, or a ``--cluster`` string of ``host:port`` lists::
 
@@ -14,20 +18,25 @@ variable, or a ``--cluster`` string of ``host:port`` lists::
 Usage::
 
     cluster = parse_cluster("ps=127.0.0.1:2222;worker=127.0.0.1:2223")
-    server = start_server(cluster, "worker", 0)         # ps: start_server(...).join()
+    server = start_server(cluster, "worker", 0, expose=True)  # a ps: then just wait
     wait_for_ps(cluster, timeout=60)
     stats = train_worker(server, cluster, 0, build, optimizer, last_step=1000,
-                         batch_size=50, checkpoint_dir="runs/ps/ckpt")
+                         batch_size=50, checkpoint_dir="runs/ps/ckpt", checkpoint_every=100)
 """
 
 import json
+import math
 import os
+import signal
 import socket
+import threading
 import time
 
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.checkpoints import RunInterrupted
+from zoo.training import NonFiniteLossError, _signals_caught
 
 v1 = tf.compat.v1
 JOBS = ("ps", "worker")
@@ -179,47 +188,105 @@ def local_cluster(workers, ps=1, host="127.0.0.1"):
     )
 
 
-def start_server(cluster, job, index):
+def network_interfaces():
+    """Returns the sorted names of this process's network interfaces (Linux), or []."""
+    try:
+        with open("/proc/self/net/dev") as f:
+            lines = f.readlines()[2:]
+    except OSError:
+        return []
+    return sorted(line.split(":", 1)[0].strip() for line in lines)
+
+
+def start_server(cluster, job, index, expose=False):
     """Starts this task's ``tf.distribute.Server``.
+
+    TensorFlow's gRPC server listens on every interface of its port (``[::]``)
+    without authentication, whatever host the cluster names. So unless
+    ``expose`` is set, the task must run where loopback is the only interface
+    (the private network namespace the launcher makes, see :mod:`zoo.loopback`).
+
+    Sets ``GRPC_FAIL_FAST=true`` in this process unless already set: TensorFlow's
+    calls to a dead task then fail at once instead of waiting for it forever
+    (closing a session whose ps died hangs otherwise).
 
     Args:
         cluster: a ``tf.train.ClusterSpec`` (see :func:`parse_cluster`).
         job: ``"ps"`` or ``"worker"``.
         index: task index within the job.
+        expose: accept listening on every interface (across machines, on a
+            private network or behind a firewall).
 
     Returns:
-        The started server; a ps calls ``server.join()`` and serves until killed.
+        The started server; a ps serves until its process ends.
 
     Raises:
-        ZooError: the task is not in the cluster, or its port is already in use.
+        ZooError: the task is not in the cluster, the network has other
+            interfaces than loopback and ``expose`` is False, or TensorFlow
+            cannot start the server (its message kept).
+        PortInUseError: the task's port is already in use.
     """
     check_task(cluster, job, index)
     address = cluster.task_address(job, index)
     _, port = split_address(address)
-    in_use = ZooError(
-        f"{job}:{index}: expected port {port} of {address} to be free, found it in use; "
-        "stop the process holding it or give this task another port"
-    )
+    interfaces = network_interfaces()
+    if not expose and interfaces != ["lo"]:
+        raise ZooError(
+            f"{job}:{index}: expected a network with only the loopback interface, since "
+            f"TensorFlow's gRPC server listens on every interface ([::]:{port}) without "
+            f"authentication, found interfaces {interfaces}; pass --expose to accept "
+            "that (keep the machines on a private network or behind a firewall), or "
+            "run on one machine through the launcher (no --cluster)"
+        )
+    if _port_taken(port):
+        raise PortInUseError(job, index, address)
+    os.environ.setdefault("GRPC_FAIL_FAST", "true")
+    try:
+        return tf.distribute.Server(cluster, job_name=job, task_index=index, start=True)
+    except tf.errors.OpError as err:
+        if _port_taken(port):
+            raise PortInUseError(job, index, address) from None
+        raise ZooError(
+            f"{job}:{index}: expected TensorFlow's server to start at {address}, found "
+            f"{type(err).__name__}: {err.message}; see TensorFlow's message"
+        ) from None
+
+
+class PortInUseError(ZooError):
+    """A task's port was taken; the launcher retries on other ports.
+
+    Attributes:
+        address: the task's ``host:port``.
+    """
+
+    def __init__(self, job, index, address):
+        port = split_address(address)[1]
+        super().__init__(
+            f"{job}:{index}: expected port {port} of {address} to be free, found it in "
+            "use; stop the process holding it or give this task another port"
+        )
+        self.address = address
+
+
+def _port_taken(port):
+    """True when binding ``port`` on every interface fails (as TensorFlow would)."""
     probe = socket.socket()
     # As gRPC does: connections of a killed task in TIME_WAIT do not block a restart.
     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         probe.bind(("", port))
     except OSError:
-        raise in_use from None
+        return True
     finally:
         probe.close()
-    try:
-        return tf.distribute.Server(cluster, job_name=job, task_index=index, start=True)
-    except tf.errors.UnknownError:
-        raise in_use from None
+    return False
 
 
 def wait_for_ps(cluster, timeout, poll=0.2):
     """Waits until every ps task accepts TCP connections.
 
     TensorFlow's session creation waits for an absent ps forever, so workers
-    call this first.
+    call this first, and again before every session they re-create.
 
     Args:
         cluster: a ``tf.train.ClusterSpec``.
@@ -227,10 +294,11 @@ def wait_for_ps(cluster, timeout, poll=0.2):
         poll: seconds between attempts.
 
     Raises:
-        ZooError: a ps task was still unreachable after ``timeout`` seconds.
+        ZooError: a ps task was still unreachable after ``timeout`` seconds; the
+            message names its address and its log.
     """
     deadline = time.monotonic() + timeout
-    for address in cluster.job_tasks("ps"):
+    for index, address in enumerate(cluster.job_tasks("ps")):
         host, port = split_address(address)
         while True:
             try:
@@ -240,8 +308,9 @@ def wait_for_ps(cluster, timeout, poll=0.2):
                 if time.monotonic() >= deadline:
                     raise ZooError(
                         f"ps {address}: expected a parameter server listening, found "
-                        f"none after {timeout:g} s; start the ps task first, or fix the "
-                        "ps address in --cluster/TF_CONFIG"
+                        f"none after {timeout:g} s; see the ps task's log (logs/ps-{index}"
+                        ".log in the launcher's run directory), start the ps task, or fix "
+                        "the ps address in --cluster/TF_CONFIG"
                     ) from None
                 time.sleep(poll)
 
@@ -252,6 +321,21 @@ def session_config(index, timeout_s):
         device_filters=["/job:ps", f"/job:worker/task:{index}"],
         operation_timeout_in_ms=int(timeout_s * 1000),
     )
+
+
+class _PsCheckingSessionCreator(v1.train.SessionCreator):
+    """Checks that the ps listens (bounded wait) before each session is created.
+
+    ``MonitoredSession`` re-creates its session after every ``UnavailableError``,
+    forever; with this check a dead ps ends the worker after ``timeout`` seconds.
+    """
+
+    def __init__(self, creator, cluster, timeout):
+        self._creator, self._cluster, self._timeout = creator, cluster, timeout
+
+    def create_session(self):
+        wait_for_ps(self._cluster, self._timeout)
+        return self._creator.create_session()
 
 
 class _WorkerSessionCreator(v1.train.SessionCreator):
@@ -284,6 +368,46 @@ class _WorkerSessionCreator(v1.train.SessionCreator):
             ) from None
 
 
+class _ChiefCheckpoints(v1.train.SessionRunHook):
+    """The chief's checkpoints: every ``every`` global steps and at the end, all finite.
+
+    A checkpoint is written only when every variable is finite, so a NaN that
+    reached the ps (from any worker) never replaces the last good checkpoint.
+    """
+
+    def __init__(self, directory, every, global_step):
+        self.directory, self.every, self.global_step = directory, every, global_step
+        self.saved = None
+
+    def begin(self):
+        self.saver = v1.train.Saver(max_to_keep=3)
+        self.finite = tf.reduce_all(
+            [
+                tf.reduce_all(tf.math.is_finite(v))
+                for v in v1.global_variables()
+                if v.dtype.base_dtype.is_floating
+            ]
+        )
+
+    def after_create_session(self, session, coord):
+        self.saved = int(session.run(self.global_step))
+
+    def after_run(self, run_context, run_values):
+        step = int(run_context.session.run(self.global_step))
+        if step >= self.saved + self.every:
+            self.save(run_context.session, step)
+
+    def end(self, session):
+        self.save(session, int(session.run(self.global_step)))
+
+    def save(self, session, step):
+        """Writes ``model.ckpt-<step>`` unless it exists or a variable is not finite."""
+        if step == self.saved or not session.run(self.finite):
+            return
+        self.saver.save(session, os.path.join(self.directory, "model.ckpt"), step)
+        self.saved = step
+
+
 def train_worker(
     server,
     cluster,
@@ -294,12 +418,16 @@ def train_worker(
     batch_size,
     last_step,
     checkpoint_dir,
-    save_steps=100,
+    checkpoint_every=1000,
     startup_timeout=60.0,
     log_every=50,
     on_log=None,
 ):
     """Trains asynchronously until the shared global step reaches ``last_step``.
+
+    Every step's loss is checked: a NaN or Inf stops this worker at once with
+    :class:`NonFiniteLossError`. SIGINT/SIGTERM stop it after the current step;
+    the chief then writes its checkpoint and :class:`RunInterrupted` is raised.
 
     Args:
         server: this worker's started server (see :func:`start_server`).
@@ -311,22 +439,28 @@ def train_worker(
         batch_size: examples per batch that ``next_feed`` gives.
         optimizer: a ``tf.compat.v1.train.Optimizer``; its slots live on the ps.
         last_step: global step at which every worker stops.
-        checkpoint_dir: where the chief writes checkpoints.
-        save_steps: chief checkpoint period in global steps.
-        startup_timeout: seconds to wait for the ps, and for the chief's
-            initialisation; also the operation timeout.
+        checkpoint_dir: where the chief writes checkpoints, and restores the
+            last one from when it (re)starts.
+        checkpoint_every: chief checkpoint period in global steps.
+        startup_timeout: seconds to wait for the ps (at start and before every
+            re-created session), and for the chief's initialisation; also the
+            operation timeout.
         log_every: period in local steps of the logged loss.
         on_log: optional ``on_log(global_step, loss)`` at each logged step.
 
     Returns:
-        A dict: ``task``, ``local_steps``, ``examples_per_second``, ``seconds``
-        and ``losses`` (``[global_step, loss]`` pairs).
+        A dict: ``task``, ``local_steps``, ``examples_per_second``, ``seconds``,
+        ``losses`` (``[global_step, loss]`` pairs) and ``restored_from`` (the
+        checkpoint the chief started from, or None).
 
     Raises:
         ZooError: a ps is unreachable, or the chief never initialised the variables.
+        NonFiniteLossError: the loss became NaN or Inf.
+        RunInterrupted: SIGINT/SIGTERM arrived (after the chief's checkpoint).
     """
     wait_for_ps(cluster, startup_timeout)
     is_chief = index == 0
+    restored_from = tf.train.latest_checkpoint(checkpoint_dir) if is_chief else None
     with tf.Graph().as_default():
         setter = v1.train.replica_device_setter(
             cluster=cluster, worker_device=f"/job:worker/task:{index}"
@@ -342,30 +476,91 @@ def train_worker(
             creator = v1.train.ChiefSessionCreator(
                 scaffold, server.target, config, checkpoint_dir=checkpoint_dir
             )
-            hooks.append(
-                v1.train.CheckpointSaverHook(
-                    checkpoint_dir, save_steps=save_steps, scaffold=scaffold
-                )
-            )
+            hooks.append(_ChiefCheckpoints(checkpoint_dir, checkpoint_every, global_step))
         else:
             creator = _WorkerSessionCreator(
                 scaffold, server.target, config, index, startup_timeout
             )
-        losses, local_steps = [], 0
-        with v1.train.MonitoredSession(session_creator=creator, hooks=hooks) as sess:
+        creator = _PsCheckingSessionCreator(creator, cluster, startup_timeout)
+        losses, local_steps, last_finite = [], 0, None
+        with (
+            _signals_caught(enabled=True) as caught,
+            v1.train.MonitoredSession(session_creator=creator, hooks=hooks) as sess,
+        ):
             start = time.perf_counter()
-            while not sess.should_stop():
+            while not sess.should_stop() and not caught:
                 _, value, step = sess.run([train_op, loss, global_step], next_feed())
+                value, step = float(value), int(step)
+                if not math.isfinite(value):
+                    raise _non_finite(index, step, value, last_finite, checkpoint_dir)
+                last_finite = (step, value)
                 if local_steps % log_every == 0:
-                    losses.append([int(step), float(value)])
+                    losses.append([step, value])
                     if on_log:
-                        on_log(int(step), float(value))
+                        on_log(step, value)
                 local_steps += 1
             seconds = time.perf_counter() - start
+        if caught:
+            raise _interrupted(index, caught[0], checkpoint_dir)
     return {
         "task": index,
         "local_steps": local_steps,
         "examples_per_second": local_steps * batch_size / seconds if seconds else 0.0,
         "seconds": seconds,
         "losses": losses,
+        "restored_from": restored_from and os.path.basename(restored_from),
     }
+
+
+def _non_finite(index, step, value, last_finite, checkpoint_dir):
+    """Returns the :class:`NonFiniteLossError` of worker ``index`` at global ``step``."""
+    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    last = (
+        f"last finite loss {last_finite[1]:.6g} at global step {last_finite[0]}"
+        if last_finite
+        else "no finite loss before it"
+    )
+    kept = "no checkpoint"
+    if checkpoint:
+        kept = f"last good checkpoint {checkpoint} left intact"
+    return NonFiniteLossError(
+        f"worker:{index}: expected a finite loss, found {value} at global step {step}; "
+        f"{last}; {kept}; lower the learning rate or check the input data",
+        step,
+        last_finite,
+        checkpoint,
+    )
+
+
+def _interrupted(index, signum, checkpoint_dir):
+    """Returns the :class:`RunInterrupted` of worker ``index`` stopped by ``signum``."""
+    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    return RunInterrupted(
+        f"worker:{index}: interrupted by {signal.Signals(signum).name}; chief checkpoint "
+        f"{checkpoint}; the launcher's message says how to resume",
+        signum,
+        None,
+    )
+
+
+def exit_with_parent(parent, grace_s, poll=0.5):
+    """Ends this process when process ``parent`` is no longer its parent.
+
+    A daemon thread polls ``os.getppid()``; once the parent is gone it sends
+    this process SIGTERM (a worker stops after its step, the chief checkpoints)
+    and, if the process is still there ``grace_s`` seconds later, exits at once.
+
+    Args:
+        parent: the pid of the parent (the launcher) at start.
+        grace_s: seconds between the SIGTERM and the hard exit.
+        poll: seconds between checks.
+    """
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace_s)
+        os._exit(128 + signal.SIGTERM)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()

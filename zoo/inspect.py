@@ -2,8 +2,9 @@
 
 TF2 has no collections to list variables in eager mode and nothing that shows
 that a tied weight is read twice. :func:`inspect_model` builds a registered
-builder in a fresh graph and lists its variables (name, shape, dtype,
-parameters, trainable) with the ops that read each: the tied autoencoder's
+builder (or your own function, ``"package.module:function"``) in a fresh graph
+and lists its variables (name, shape, dtype, parameters, trainable) with the ops
+that read each: the tied autoencoder's
 ``encoder/W`` shows two readers, the encoder's matmul and the decoder's
 transpose. :func:`inspect_checkpoint` lists a checkpoint's entries the same way.
 
@@ -14,10 +15,12 @@ Usage::
     write_graph(graph, "runs/inspect/autoencoder")    # tensorboard --logdir ...
     print(format_table(inspect_checkpoint("runs/autoencoder/model.ckpt", rows)))
 
-From the shell: ``python -m zoo inspect autoencoder --tied [--checkpoint PATH]``.
+From the shell: ``python -m zoo inspect autoencoder --tied [--checkpoint PATH]``, or
+``python -m zoo inspect mypackage.model:siamese --input left=784 --input right=784``.
 """
 
 import dataclasses
+import importlib
 import inspect
 import re
 
@@ -28,8 +31,9 @@ from layers.errors import ZooError
 from zoo.models import get_model
 from zoo.share import read_checkpoint
 
-# Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10 classes).
-INPUT_WIDTHS = {"x": 784, "y": 10, "x1": 784, "x2": 784}
+# Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10
+# classes; a GAN's noise: 64; the two images of a siamese pair).
+INPUT_WIDTHS = {"x": 784, "y": 10, "z": 64, "x1": 784, "x2": 784}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,23 +62,28 @@ class VariableRow:
         return self.name.rpartition("/")[0]
 
 
-def build_model(name, tied=None, **builder_kwargs):
-    """Builds the registered builder ``name`` on placeholders in a new graph.
+def build_model(name, tied=None, inputs=None, **builder_kwargs):
+    """Builds a registered builder, or any function of tensors, on placeholders.
 
     Args:
-        name: a key of :data:`zoo.models.MODELS`.
+        name: a key of :data:`zoo.models.MODELS`, or ``"package.module:function"``
+            naming your own TF1 code (a function of tensors that makes variables with
+            ``tf.compat.v1.get_variable``).
         tied: for builders with a ``tied`` argument, its value; None keeps the
             builder's default; False is ignored by builders without one.
+        inputs: dict argument name -> ``(width, dtype)`` for tensor arguments
+            (placeholders [None, width]); :data:`INPUT_WIDTHS` gives float32 ``x``
+            and ``y``.
         **builder_kwargs: further builder arguments.
 
     Returns:
         ``(graph, result)``: the graph and what the builder returned.
 
     Raises:
-        ZooError: unknown name, ``tied`` given to a builder without it, or a
-            tensor argument whose width is not in :data:`INPUT_WIDTHS`.
+        ZooError: unknown name or function, ``tied`` given to a builder without
+            it, or a tensor argument whose width is unknown.
     """
-    builder = get_model(name)
+    builder = find_builder(name)
     parameters = inspect.signature(builder).parameters
     if tied and "tied" not in parameters:
         raise ZooError(
@@ -83,36 +92,83 @@ def build_model(name, tied=None, **builder_kwargs):
         )
     if tied is not None and "tied" in parameters:
         builder_kwargs["tied"] = tied
+    specs = {key: (width, tf.float32) for key, width in INPUT_WIDTHS.items()}
+    specs.update(inputs or {})
     positional = (
         inspect.Parameter.POSITIONAL_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
     )
     tensors = [
-        p
+        p.name
         for p in parameters.values()
         if p.kind in positional and p.default is inspect.Parameter.empty
     ]
-    unknown = [p.name for p in tensors if p.name not in INPUT_WIDTHS]
+    unknown = [key for key in tensors if key not in specs]
     if unknown:
         raise ZooError(
-            f"{name}: expected tensor arguments among {sorted(INPUT_WIDTHS)}, found "
-            f"{unknown}; add their widths to zoo.inspect.INPUT_WIDTHS"
+            f"{name}: expected a width for every tensor argument, found none for "
+            f"{unknown}; pass --input {unknown[0]}=WIDTH (or WIDTH:int32), or add it to "
+            "zoo.inspect.INPUT_WIDTHS"
         )
     graph = tf.Graph()
     with graph.as_default():
-        inputs = [
-            tf.compat.v1.placeholder(tf.float32, [None, INPUT_WIDTHS[p.name]], name=p.name)
-            for p in tensors
+        placeholders = [
+            tf.compat.v1.placeholder(specs[key][1], [None, specs[key][0]], name=key)
+            for key in tensors
         ]
-        result = builder(*inputs, **builder_kwargs)
+        result = builder(*placeholders, **builder_kwargs)
     return graph, result
 
 
-def inspect_model(name, tied=None, **builder_kwargs):
-    """Lists the variables of a registered builder and their readers.
+def find_builder(name):
+    """Returns the registered builder ``name``, or the function ``module:function``.
+
+    Raises:
+        ZooError: no such registered name, module or function.
+    """
+    if ":" not in name:
+        return get_model(name)
+    module_name, _, function_name = name.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as err:
+        raise ZooError(
+            f"{name}: expected an importable module:function, found {err}; put the "
+            "module on PYTHONPATH and name the function after the colon"
+        ) from None
+    if not callable(function):
+        raise ZooError(
+            f"{name}: expected a function, found a {type(function).__name__}; name the "
+            "function that builds your model"
+        )
+    return function
+
+
+def parse_input(text):
+    """Parses ``NAME=WIDTH[:DTYPE]`` (``ids=20:int32``) into ``(name, (width, dtype))``.
+
+    Raises:
+        ZooError: another form, a width that is not a positive int or an unknown dtype.
+    """
+    name, _, spec = text.partition("=")
+    width, _, dtype = spec.partition(":")
+    try:
+        parsed = (int(width), tf.as_dtype(dtype or "float32"))
+    except (TypeError, ValueError):
+        parsed = None
+    if not name or parsed is None or parsed[0] <= 0:
+        raise ZooError(
+            f"--input {text}: expected NAME=WIDTH or NAME=WIDTH:DTYPE, found another "
+            "form; pass e.g. --input left=784 or --input ids=20:int32"
+        )
+    return name, parsed
+
+
+def inspect_model(name, tied=None, inputs=None, **builder_kwargs):
+    """Lists the variables of a registered builder (or any function) and their readers.
 
     Args:
-        name, tied, builder_kwargs: as :func:`build_model`.
+        name, tied, inputs, builder_kwargs: as :func:`build_model`.
 
     Returns:
         ``(rows, graph)``: :class:`VariableRow` sorted by name, and the graph.
@@ -120,7 +176,7 @@ def inspect_model(name, tied=None, **builder_kwargs):
     Raises:
         ZooError: as :func:`build_model`.
     """
-    graph, _ = build_model(name, tied, **builder_kwargs)
+    graph, _ = build_model(name, tied, inputs, **builder_kwargs)
     with graph.as_default():
         variables = tf.compat.v1.global_variables()
         trainable = {id(v) for v in tf.compat.v1.trainable_variables()}
@@ -141,12 +197,20 @@ def inspect_model(name, tied=None, **builder_kwargs):
 def readers(variable):
     """Returns the names of the ops that use the value of a graph-mode resource variable.
 
-    Initialisation and ``Read`` ops that nothing consumes are not readers.
+    The consumers of its ``ReadVariableOp``s, and ops that read the handle directly
+    (``ResourceGather``: an embedding lookup). Initialisation and ``Read`` ops that
+    nothing consumes are not readers.
     """
-    reads = (op for op in variable.handle.consumers() if op.type == "ReadVariableOp")
-    return tuple(
-        consumer.name for read in reads for consumer in read.outputs[0].consumers()
-    )
+    found = []
+    for op in variable.handle.consumers():
+        if op.type == "ReadVariableOp":
+            found += [consumer.name for consumer in op.outputs[0].consumers()]
+        elif op.type in _HANDLE_READERS:
+            found.append(op.name)
+    return tuple(found)
+
+
+_HANDLE_READERS = ("ResourceGather", "ResourceGatherNd")
 
 
 def inspect_checkpoint(path, model_rows=()):

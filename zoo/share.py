@@ -29,14 +29,16 @@ Usage::
 
 import contextlib
 import gc
+import inspect
 import weakref
 
 import tensorflow as tf
 from tensorflow.python.ops import variable_scope as _vs
 
-from layers.errors import DataError, ScopeError, ShapeError
+from layers.errors import DataError, ScopeError
 from layers.variables import full_name
 from zoo.models.scoping import AUTO_REUSE, check_scope_args
+from zoo.state import checkpoint_slots, plan_restore, variable_slot
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.
 _STORES = weakref.WeakValueDictionary()
@@ -57,7 +59,10 @@ def share(builder, scope, reuse=False, **builder_kwargs):
 
     Args:
         builder: a zoo builder ``builder(*tensors, scope=, reuse=, **kwargs)``,
-            e.g. :func:`zoo.autoencoder`.
+            e.g. :func:`zoo.autoencoder`; or any function of tensors that makes
+            its variables with ``tf.compat.v1.get_variable`` under
+            ``variable_scope``s (reuse inside it included), which runs under
+            ``variable_scope(scope)`` (see :func:`call_builder`).
         scope: the builder's variable scope, relative to the scope current at
             the first call.
         reuse: False to create the scope's variables (raises if another
@@ -87,6 +92,7 @@ class Shared:
         self._scope_name = None
         self._store = None
         self._graphs = weakref.WeakSet()
+        self._regularizers = {}  # variable name -> its regularizer, or None
 
     def __call__(self, *args, **kwargs):
         """Builds the model on ``args``; returns what the builder returns.
@@ -100,15 +106,30 @@ class Shared:
         if not (tf.executing_eagerly() or tf.inside_function()):
             return self._call_in_graph(args, kwargs)
         store = self._bind_store()
-        creating = not self.variables
-        with store.as_default(), self._creation_guard(creating):
-            return self._builder(*args, scope=self._scope, reuse=AUTO_REUSE, **kwargs)
+        guard = contextlib.nullcontext()
+        if self.variables:
+            guard = refuse_new_variables(
+                self._scope_name,
+                "call with the arguments of the first call (sizes, tied=...), or share "
+                "another scope",
+            )
+        root = tf.compat.v1.get_variable_scope()
+        with (
+            store.as_default(),
+            guard,
+            tf.compat.v1.variable_scope(
+                root,
+                custom_getter=recording_getter(self._regularizers),
+                auxiliary_name_scope=False,
+            ),
+        ):
+            return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
 
     def _call_in_graph(self, args, kwargs):
         """Graph mode: the graph is the store; later calls in a graph pass reuse=True."""
         graph = tf.compat.v1.get_default_graph()
         reuse = True if graph in self._graphs else self._reuse
-        result = self._builder(*args, scope=self._scope, reuse=reuse, **kwargs)
+        result = call_builder(self._builder, args, kwargs, self._scope, reuse)
         self._scope_name = self._scope_name or full_name(self._scope)
         self._graphs.add(graph)
         return result
@@ -139,20 +160,6 @@ class Shared:
         self._scope_name = name
         return self._store
 
-    def _creation_guard(self, creating):
-        """Allows variable creation only while the scope has no variables yet."""
-        if creating:
-            return contextlib.nullcontext()
-
-        def refuse(next_creator, **kwargs):
-            raise ScopeError(
-                f"{self._scope_name}: expected this call to reuse the variables of the "
-                f"first call, found it would create {kwargs.get('name')}; call with the "
-                "arguments of the first call (sizes, tied=...), or share another scope"
-            )
-
-        return tf.variable_creator_scope(refuse)
-
     @property
     def scope_name(self):
         """The full variable scope, known after the first call (None before)."""
@@ -175,6 +182,103 @@ class Shared:
         """The trainable ones among :attr:`variables`."""
         return [v for v in self.variables if v.trainable]
 
+    @property
+    def regularization_losses(self):
+        """The losses of the regularizers given to ``get_variable``, once per variable.
+
+        Eagerly and in ``tf.function``, ``regularizer(variable)`` evaluated now (read
+        it inside the ``GradientTape`` or the traced function), sorted by variable
+        name; in graph mode the scope's entries of
+        ``GraphKeys.REGULARIZATION_LOSSES``. Add their sum to the loss, as TF1 code
+        adds ``tf.compat.v1.losses.get_regularization_loss()``.
+        """
+        if self._scope_name is None:
+            return []
+        if not (tf.executing_eagerly() or tf.inside_function()):
+            return tf.compat.v1.get_collection(
+                tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, self._scope_name + "/"
+            )
+        by_name = {_name(v): v for v in self.variables}
+        return [
+            self._regularizers[name](by_name[name])
+            for name in sorted(self._regularizers)
+            if self._regularizers[name] is not None
+        ]
+
+
+def call_builder(builder, args, kwargs, scope, reuse):
+    """Calls a zoo builder, or any get_variable function, under ``scope`` with ``reuse``.
+
+    Args:
+        builder: a function whose parameters include ``scope`` and ``reuse`` (a zoo
+            builder), which receives them; or any other function, which runs inside
+            ``variable_scope(scope, reuse=reuse)`` (under the current scope when
+            ``scope`` is None).
+        args: positional arguments (the tensors).
+        kwargs: keyword arguments.
+        scope: the variable scope, or None.
+        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
+
+    Returns:
+        What ``builder`` returns.
+    """
+    if takes_scope(builder):
+        return builder(*args, scope=scope, reuse=reuse, **kwargs)
+    current = tf.compat.v1.get_variable_scope()
+    with tf.compat.v1.variable_scope(
+        scope or current, reuse=reuse or None, auxiliary_name_scope=scope is not None
+    ):
+        return builder(*args, **kwargs)
+
+
+def recording_getter(seen):
+    """Returns a custom getter that notes every variable name asked for in ``seen``.
+
+    ``seen[name]`` is the regularizer the variable was asked with (``regularizer=``
+    or the ``variable_scope``'s), or None for none or one that returns None
+    (``tf.compat.v1.no_regularizer``).
+    """
+
+    def record(getter, name, *args, regularizer=None, **kwargs):
+        variable = getter(name, *args, regularizer=regularizer, **kwargs)
+        if seen.get(name) is None:
+            keep = regularizer is not None and regularizer(variable) is not None
+            seen[name] = regularizer if keep else None
+        return variable
+
+    return record
+
+
+def takes_scope(builder):
+    """Tells whether ``builder`` has ``scope`` and ``reuse`` parameters (zoo builders)."""
+    try:
+        parameters = inspect.signature(builder).parameters
+    except (TypeError, ValueError):
+        return False
+    return "scope" in parameters and "reuse" in parameters
+
+
+def refuse_new_variables(owner, fix):
+    """Returns a context in which creating any variable raises ScopeError.
+
+    Args:
+        owner: the scope or layer name the message starts with.
+        fix: what to change, the end of the message.
+    """
+
+    def refuse(next_creator, **kwargs):
+        raise new_variable_error(owner, kwargs.get("name"), fix)
+
+    return tf.variable_creator_scope(refuse)
+
+
+def new_variable_error(owner, name, fix):
+    """The ScopeError of a call after the first that would create variable ``name``."""
+    return ScopeError(
+        f"{owner}: expected this call to reuse the variables of the first call, found "
+        f"it would create {name}; {fix}"
+    )
+
 
 def _name(variable):
     """Returns the checkpoint name of a variable: its name without ``:0``."""
@@ -185,7 +289,8 @@ def save_by_name(variables, path, session=None):
     """Writes a TF1-format checkpoint that ``tf.compat.v1.train.Saver`` can restore.
 
     Args:
-        variables: the variables; each is stored under its name without ``:0``.
+        variables: the variables; each is stored under its name without ``:0``;
+            or a dict entry name -> variable (such as ``ZooLayer.tf1_variables``).
         path: checkpoint prefix.
         session: the session in graph mode; None in eager mode.
 
@@ -195,44 +300,71 @@ def save_by_name(variables, path, session=None):
     return _saver(variables, session).save(session, path, write_meta_graph=False)
 
 
-def restore_by_name(variables, path, session=None):
+def restore_by_name(
+    variables, path, session=None, *, exclude=(), rename=None, report=False
+):
     """Loads every variable from the checkpoint entry of the same name.
 
     Works for checkpoints written by ``tf.compat.v1.train.Saver`` in graph mode
     and by :func:`save_by_name`, in graph mode (pass ``session``) and eagerly.
 
     Args:
-        variables: the variables to load; entries not asked for are ignored.
+        variables: the variables to load, each from the entry of its name; or a
+            dict entry name -> variable (such as ``ZooLayer.tf1_variables``).
+            Entries not asked for are ignored.
         path: checkpoint prefix or the directory holding a ``checkpoint`` file.
         session: the session in graph mode; None in eager mode.
+        exclude: regular expressions of full names to leave alone on both sides.
+        rename: ``{"old/": "new/"}``: entries whose full names start with a key
+            (whole path components) load into the variables named with its value.
+        report: False raises on a variable without an entry (strict); True loads
+            what matches and leaves the rest, listed in the returned report.
+
+    Returns:
+        The :class:`zoo.state.RestoreReport` (``print`` it to see it).
 
     Raises:
         DataError: no readable checkpoint at ``path``.
-        ScopeError: a variable has no entry of its name in the checkpoint.
-        ShapeError: an entry has another shape than its variable.
+        ScopeError: strict, a variable has no entry of its name in the checkpoint;
+            a renaming map that gives two entries one name or matches nothing.
+        ShapeError: strict, an entry has another shape than its variable.
+        ZooError: an exclude pattern that matches nothing.
     """
     path, reader = read_checkpoint(path)
-    shapes = reader.get_variable_to_shape_map()
-    for variable in variables:
-        name = _name(variable)
-        if name not in shapes:
-            raise ScopeError(
-                f"{path}: expected an entry {name}, found only {sorted(shapes)[:6]}...; "
-                "restore variables built under the scope the checkpoint was saved from"
-            )
-        if list(shapes[name]) != variable.shape.as_list():
-            raise ShapeError(
-                f"{path}: expected {name} with shape {variable.shape.as_list()}, found "
-                f"{list(shapes[name])}; build the model with the checkpoint's sizes"
-            )
-    _saver(variables, session).restore(session, path)
+    owner = f"restore_by_name({path!r})"
+    saved = {slot.name: slot for slot in checkpoint_slots(reader)}
+    targets = {
+        name: variable_slot(variable, name) for name, variable in by_name(variables).items()
+    }
+    pairs, restore_report = plan_restore(
+        owner,
+        saved,
+        targets,
+        f"checkpoint {path}",
+        "the list passed",
+        exclude=exclude,
+        rename=rename,
+        report=report,
+    )
+    if pairs:
+        entries = {slot.name: variable for slot, variable in pairs}
+        _saver(entries, session).restore(session, path)
+    return restore_report
 
 
 def _saver(variables, session):
-    """A Saver of ``variables`` by name, built in the session's graph when there is one."""
+    """A Saver of ``variables`` (a list, or a dict name -> variable) by name, built in
+    the session's graph when there is one."""
     graph = session.graph.as_default() if session else contextlib.nullcontext()
     with graph:
-        return tf.compat.v1.train.Saver(var_list={_name(v): v for v in variables})
+        return tf.compat.v1.train.Saver(var_list=by_name(variables))
+
+
+def by_name(variables):
+    """Returns checkpoint name -> variable for a list of variables or such a dict."""
+    if isinstance(variables, dict):
+        return dict(variables)
+    return {_name(v): v for v in variables}
 
 
 def read_checkpoint(path):

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from experiments import autoencoder, rundir, runner
+from layers.errors import ZooError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -60,7 +61,7 @@ def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
         assert losses[-1] < losses[0] - 0.05
         assert 0 < result["test_loss"] < losses[0]
         assert result["steps"] == 60 and result["seed"] == 0
-        assert result["dataset"] == "mnist"
+        assert result["dataset"] == f"idx:{tiny_data_dir}"  # never a name it is not
         assert result["steps_per_second"] > 0 and result["wall_time_s"] > 0
         assert result["reference"]["test_loss"] == pytest.approx(
             {"untied": 0.183986, "tied": 0.147831}[variant]
@@ -74,6 +75,30 @@ def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "  step, loss =      0: " in printed
     assert printed.count("loss (test) = ") == 2
+
+
+def test_resume_with_another_variant_is_refused_and_keeps_both(tiny_data_dir, tmp_path):
+    out = tmp_path / "run"
+    argv = ["--data-dir", tiny_data_dir, "--validation", "0", "--steps", "4"]
+    autoencoder.main([*argv, "--batch-size", "8", "--out", str(out)])
+    outputs = ("results.json", "loss_curves.png", "reconstructions.png")
+    before = {name: (out / name).read_bytes() for name in outputs}
+    results = json.loads(before["results.json"])
+    assert set(results["variants"]) == {"untied", "tied"}
+    assert {r["dataset"] for r in results["variants"].values()} == {f"idx:{tiny_data_dir}"}
+    with pytest.raises(
+        ZooError,
+        match=r"expected --variant 'both' as the run was started with \(run.json\)",
+    ):
+        autoencoder.main(["--resume", str(out), "--variant", "untied"])
+    assert {name: (out / name).read_bytes() for name in outputs} == before
+    autoencoder.main(["--resume", str(out)])  # that run's settings: both variants
+    again = json.loads((out / "results.json").read_text())
+    for variant in ("untied", "tied"):
+        assert (
+            again["variants"][variant]["test_loss"]
+            == results["variants"][variant]["test_loss"]
+        )
 
 
 def train_variant(data_dir, out, seed, steps_per_run="32"):
@@ -111,9 +136,13 @@ def test_steps_per_run_changes_no_number(tiny_data_dir, tmp_path):
     [
         (["--steps", "-5"], "--steps: expected a positive integer, found -5"),
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
-        ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
+        ([], "--data-dir: expected an existing directory, found nothing at"),
         (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
         (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer, found 0"),
+        (
+            ["--steps-per-run", "257"],
+            "--steps-per-run: expected a positive integer, found 257",
+        ),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from experiments import bench
+from experiments import bench, runner
 from layers.errors import ZooError
 
 CONTENDERS = {
@@ -44,12 +44,21 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
 
 
 @pytest.mark.parametrize(
-    "flags",
-    [["--rounds", "0"], ["--warmup", "-1"], ["--steps", "3", "--rounds", "4"]],
+    "flags, message",
+    [
+        (["--rounds", "0"], r"--rounds: expected a positive integer, found 0"),
+        (["--warmup", "-1"], r"--warmup: expected a count >= 0, found -1"),
+        (["--steps", "3", "--rounds", "4"], r"--rounds/--warmup: expected rounds > 0"),
+    ],
 )
-def test_bad_rounds_or_warmup_are_refused_before_any_work(flags, tmp_path):
-    with pytest.raises(ZooError, match=r"--rounds/--warmup: expected rounds > 0"):
-        bench.main([*flags, "--data-dir", str(tmp_path / "absent"), "--json", "x.json"])
+def test_bad_rounds_or_warmup_are_refused_before_any_work(
+    flags, message, tmp_path, tiny_data_dir, monkeypatch
+):
+    monkeypatch.setattr(runner, "load_data", lambda *a, **k: pytest.fail("work started"))
+    with pytest.raises(ZooError, match=message):
+        bench.main(
+            [*flags, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")]
+        )
 
 
 def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):

@@ -13,7 +13,7 @@ import pytest
 
 from experiments import eager_autoencoder
 from layers import ZooError
-from tests.conftest import on_batch, raising
+from tests.conftest import edit_run_record, on_batch, raising
 from zoo import training
 
 
@@ -55,7 +55,9 @@ def fake(test_loss):
 
 
 def test_bad_flags_raise(tiny_data_dir, tmp_path):
-    with pytest.raises(ZooError, match="--tolerance: expected a number >= 0, found -1"):
+    with pytest.raises(
+        ZooError, match="--tolerance: expected a finite number >= 0, found -1"
+    ):
         eager_autoencoder.main(run_args(tiny_data_dir, tmp_path, "--tolerance", "-1"))
 
 
@@ -163,14 +165,24 @@ def test_resume_with_other_flags_another_model_or_run_is_refused(
     eager_autoencoder.main(run_args(tiny_data_dir, out, "--steps", "10"))
     resume = ["--resume", out, "--steps", "10"]
     refusals = [
-        (["--batch-size", "16"], "eager.npz: expected --batch-size 32 as when the"),
-        (["--seed", "3"], "eager.npz: expected --seed 0 as when the checkpoint"),
+        (["--batch-size", "16"], "expected --batch-size 32 as the run was started with"),
+        (["--seed", "3"], "expected --seed 0 as the run was started with"),
         (["--steps", "4"], "eager.npz: expected --steps of at least 10"),
-        (["--validation", "200"], r"eager.npz: expected training examples .* 1100 "),
+        (["--validation", "200"], "expected --validation 100 as the run was started with"),
     ]
     for flags, message in refusals:
         with pytest.raises(ZooError, match=message):
             eager_autoencoder.main(run_args(tiny_data_dir, out, *resume, *flags))
+    checkpoint_refusals = [  # a run.json that lies: the checkpoint still refuses
+        ({"batch_size": 16}, "eager.npz: expected --batch-size 32 as when the"),
+        ({"seed": 3}, "eager.npz: expected --seed 0 as when the checkpoint"),
+        ({"validation": 200}, r"eager.npz: expected training examples .* 1100 "),
+    ]
+    for flags, message in checkpoint_refusals:
+        edit_run_record(out, **flags)
+        with pytest.raises(ZooError, match=message):
+            eager_autoencoder.main(["--resume", out])
+        edit_run_record(out, batch_size=32, seed=0, validation=100)
     monkeypatch.setattr(eager_autoencoder, "SCOPE", "other")
     with pytest.raises(
         ZooError,
@@ -187,9 +199,5 @@ def test_resume_with_other_flags_another_model_or_run_is_refused(
     other = tmp_path / "other_experiment"
     (other / "checkpoints").mkdir(parents=True)
     (other / "checkpoints" / "00-tied.npz").write_bytes(b"")
-    with pytest.raises(
-        ZooError,
-        match=r"other_experiment: expected a run of experiments.eager_autoencoder with "
-        r".*eager.npz, found none",
-    ):
+    with pytest.raises(ZooError, match=r"other_experiment/run.json: expected the run.json"):
         eager_autoencoder.main(run_args(tiny_data_dir, other, "--resume", str(other)))

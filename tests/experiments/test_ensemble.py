@@ -19,7 +19,7 @@ def test_quick_run_writes_every_output_and_shares(tiny_data_dir, tmp_path, capsy
     )
 
     results = json.loads((out / "results.json").read_text())
-    assert results["dataset"] == "mnist" and results["steps"] == 40
+    assert results["dataset"] == f"idx:{tiny_data_dir}" and results["steps"] == 40
     cases = results["cases"]
     assert set(cases) == {"shared", "independent"}
     for case, result in cases.items():
@@ -81,7 +81,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
     [
         (["--steps", "0"], "--steps: expected a positive integer, found 0"),
         (["--dataset", "svhn"], "--dataset: expected one of mnist, fashion_mnist"),
-        ([], "nowhere: expected a directory of MNIST IDX files, found no such directory"),
+        ([], "--data-dir: expected an existing directory, found nothing at"),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):

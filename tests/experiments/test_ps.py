@@ -1,19 +1,26 @@
-"""experiments.ps: a 1-ps, 2-worker loopback cluster trains, survives a killed worker;
-bad flags and cluster specs fail fast with one clear error; the bench counts passes."""
+"""experiments.ps: a 1-ps, 2-worker cluster in a private network trains, survives a killed
+worker and a killed chief; SIGTERM stops it in order and --resume goes on; kill -9 of the
+launcher, a dead ps and a NaN loss leave nothing running and name what failed; --expose
+retries a port clash; bad flags, cluster specs and worker counts fail fast."""
 
 import json
 import os
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from experiments import bench_gradients, ps
 from layers import ZooError
 from zoo import distributed
 
-WAIT_S = 120
+WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
 
 
 def wait_for(condition, what, timeout=WAIT_S):
@@ -31,22 +38,76 @@ def logged_steps(path):
         return sum("global step" in line for line in f)
 
 
-def kill_all(pids):
-    for pid in pids:
+def running(pid):
+    """True while process ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def cluster_pids(out):
+    with open(out / "cluster.json") as f:
+        return json.load(f)["pids"]
+
+
+def processes_of(out):
+    """Pids of the processes whose command line names the run directory ``out``."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(out).encode() in f.read() and running(pid):
+                    pids.append(int(pid))
+        except OSError:
             pass
+    return pids
 
 
-@pytest.mark.slow
-def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
-    out = tmp_path / "run"
-    argv = [
-        "--workers", "2", "--data-dir", tiny_data_dir, "--out", str(out),
-        "--steps", "400", "--hidden", "64", "--log-every", "10", "--save-steps", "200",
-        "--timeout", str(WAIT_S), "--startup-timeout", "60",
-    ]  # fmt: skip
+def tcp_listening(pid="self"):
+    """``{(socket inode, hex address, port)}`` listening in the network of ``pid``."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{table}") as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # LISTEN
+                    address, port = fields[1].split(":")
+                    found.add((fields[9], address, int(port, 16)))
+    return found
+
+
+def listening(pid):
+    """``[(hex address, port)]`` of the TCP sockets process ``pid`` listens on."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    return [
+        (address, port) for inode, address, port in tcp_listening(pid) if inode in inodes
+    ]
+
+
+def ports_of(out):
+    with open(out / "cluster.json") as f:
+        cluster = json.load(f)["cluster"]
+    return [int(a.rsplit(":", 1)[1]) for job in cluster.values() for a in job]
+
+
+def assert_nothing_left(out, pids):
+    """Every task (and the namespace holder) gone; no port of the cluster listening."""
+    wait_for(lambda: not any(running(p) for p in pids), "the tasks to exit")
+    assert processes_of(out) == []
+    assert not set(ports_of(out)) & {port for _, _, port in tcp_listening()}
+
+
+def in_thread(argv):
+    """Runs ``ps.main(argv)`` in a thread; returns the thread and its outcome dict."""
     outcome = {}
 
     def launch():
@@ -57,42 +118,234 @@ def test_cluster_trains_and_a_killed_worker_rejoins(tiny_data_dir, tmp_path):
 
     launcher = threading.Thread(target=launch)
     launcher.start()
+    return launcher, outcome
+
+
+def flags(data_dir, out, steps, *more):
+    return [
+        "--data-dir", data_dir, "--out", str(out), "--steps", str(steps),
+        "--hidden", "64", "--log-every", "10", "--timeout", str(WAIT_S),
+        "--startup-timeout", "60", *more,
+    ]  # fmt: skip
+
+
+def step_of(checkpoint):
+    return int(tf.train.load_variable(checkpoint, "global_step"))
+
+
+@pytest.mark.slow
+def test_cluster_trains_in_a_private_network_and_killed_workers_rejoin(
+    tiny_data_dir, tmp_path
+):
+    out = tmp_path / "run"
+    argv = flags(tiny_data_dir, out, 1000, "--workers", "2", "--checkpoint-every", "50")
+    launcher, outcome = in_thread(argv)
     seen = set()
     try:
-        worker_log = out / "logs" / "worker-1.log"
-
-        def worker_1_trains():
-            return logged_steps(worker_log) > 0 or not launcher.is_alive()
-
-        wait_for(worker_1_trains, "worker 1 training")
-        with open(out / "cluster.json") as f:
-            pids = json.load(f)["pids"]
+        wait_for(
+            lambda: (
+                logged_steps(out / "logs" / "worker-1.log") > 0 or not launcher.is_alive()
+            ),
+            "worker 1 training",
+        )
+        pids = cluster_pids(out)
         seen.update(pids.values())
+        ports = {}
+        for name in ("ps-0", "worker-0", "worker-1"):  # each task: its own socket...
+            (address, port), *others = listening(pids[name])
+            assert others == [] and set(address) == {"0"}  # ...on [::] (every interface)
+            assert os.readlink(f"/proc/{pids[name]}/ns/net") != os.readlink(
+                "/proc/self/ns/net"
+            )  # ...but in a network namespace of its own
+            with open(f"/proc/{pids[name]}/net/dev") as f:
+                assert [line.split(":")[0].strip() for line in f.readlines()[2:]] == ["lo"]
+            ports[name] = port
+        for port in ports.values():  # unreachable from the machine's own network
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
         os.kill(pids["worker-1"], signal.SIGKILL)
+        checkpoints = out / "checkpoints"
+        wait_for(lambda: tf.train.latest_checkpoint(checkpoints), "a chief checkpoint")
+        at_kill = step_of(tf.train.latest_checkpoint(checkpoints))
+        os.kill(pids["worker-0"], signal.SIGKILL)
         launcher.join(WAIT_S)
     finally:
         if (out / "cluster.json").exists():
-            with open(out / "cluster.json") as f:
-                seen.update(json.load(f)["pids"].values())
-        kill_all(seen)  # no-op when the launcher cleaned up, as it should
+            seen.update(cluster_pids(out).values())
+        for pid in seen:  # no-op when the launcher cleaned up, as it should
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
         launcher.join(10)
     assert "error" not in outcome, outcome.get("error")
     with open(out / "results.json") as f:
         results = json.load(f)
-    assert results["workers"] == 2 and results["restarts"] == {"worker-1": 1}
-    assert results["global_steps"] >= 400
+    assert results["workers"] == 2 and results["network"] == "private, loopback only"
+    assert results["restarts"] == {"worker-1": 1, "worker-0": 1}
+    assert results["global_steps"] >= 1000
     assert len(results["examples_per_second_per_worker"]) == 2
-    losses = [loss for _, loss in results["chief_losses"]]
-    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 / 5  # the shared loss fell
-    assert results["test_accuracy"] > 0.9
+    with open(out / "logs" / "worker-0.log") as f:  # both chiefs' lines
+        losses = [float(line.split()[-1]) for line in f if "global step" in line]
+    assert results["test_accuracy"] > 0.9 and losses[-1] < losses[0] / 5
+    # the restarted chief restored the last checkpoint and went on from its step
+    assert step_of(str(checkpoints / results["restored_from"])) >= at_kill
+    assert results["chief_losses"][0][0] >= at_kill
     with open(out / "workers" / "worker-1.json") as f:
         restarted = json.load(f)
     if restarted["losses"]:  # it rejoined a running job: its global step did not restart
         assert restarted["losses"][0][0] > 0
-    assert os.listdir(out / "checkpoints")
-    for pid in seen:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not any(running(pid) for pid in seen)
+
+
+def subprocess_launcher(argv):
+    env = {**os.environ, "PYTHONPATH": os.getcwd(), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "experiments.ps", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+def test_sigterm_stops_in_order_and_resume_goes_on_to_more_steps(tiny_data_dir, tmp_path):
+    out = tmp_path / "run"
+    argv = flags(
+        tiny_data_dir, out, 100_000, "--workers", "1", "--checkpoint-every", "1000"
+    )
+    launcher = subprocess_launcher(argv)
+    try:
+        wait_for(lambda: logged_steps(out / "logs" / "worker-0.log") > 1, "training")
+        pids = cluster_pids(out)
+        launcher.send_signal(signal.SIGTERM)
+        _, stderr = launcher.communicate(timeout=WAIT_S)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 128 + signal.SIGTERM
+    last = stderr.strip().splitlines()[-1]
+    assert f"--resume {out}" in last and "resume with: python -m experiments.ps" in last
+    assert_nothing_left(out, pids.values())
+    checkpoint = tf.train.latest_checkpoint(out / "checkpoints")
+    step = step_of(checkpoint)  # written on SIGTERM: no period of 1000 was reached
+    assert 10 <= step < 1000
+    assert os.path.basename(checkpoint) in last
+
+    assert ps.main(resumed_argv(argv, step)) == 0
+    with open(out / "results.json") as f:
+        results = json.load(f)
+    assert results["restored_from"] == os.path.basename(checkpoint)
+    assert results["chief_losses"][0][0] >= step
+    assert results["global_steps"] >= step + 50
+
+
+def resumed_argv(argv, step):
+    """``argv`` with ``--steps step + 50`` and ``--resume`` in place of ``--out``."""
+    args = list(argv)
+    args[args.index("--steps") + 1] = str(step + 50)
+    args[args.index("--out")] = "--resume"
+    return args
+
+
+@pytest.mark.slow
+def test_killed_launcher_leaves_no_task_running(tiny_data_dir, tmp_path):
+    out = tmp_path / "run"
+    launcher = subprocess_launcher(flags(tiny_data_dir, out, 100_000, "--workers", "1"))
+    try:
+        wait_for(lambda: logged_steps(out / "logs" / "worker-0.log") > 0, "training")
+        pids = cluster_pids(out)
+        assert all(running(pid) for pid in pids.values())
+        launcher.kill()
+        launcher.wait(WAIT_S)
+        assert_nothing_left(out, pids.values())
+    finally:
+        launcher.kill()
+
+
+@pytest.mark.slow
+def test_dead_ps_fails_the_run_naming_its_log(tiny_data_dir, tmp_path):
+    out = tmp_path / "run"
+    launcher, outcome = in_thread(flags(tiny_data_dir, out, 100_000, "--workers", "1"))
+    try:
+        wait_for(lambda: logged_steps(out / "logs" / "worker-0.log") > 0, "training")
+        pids = cluster_pids(out)
+        os.kill(pids["ps-0"], signal.SIGKILL)
+        launcher.join(WAIT_S)
+        assert not launcher.is_alive()
+    finally:
+        for pid in cluster_pids(out).values():
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert isinstance(outcome.get("error"), ZooError)
+    assert f"{out}/logs/ps-0.log: expected ps-0 to run to the end, found the ps exited" in (
+        str(outcome["error"])
+    )
+    assert_nothing_left(out, pids.values())
+
+
+@pytest.mark.slow
+def test_nan_loss_stops_the_run_and_keeps_the_last_finite_checkpoint(
+    tiny_data_dir, tmp_path
+):
+    out = tmp_path / "run"
+    argv = flags(tiny_data_dir, out, 1000, "--workers", "1", "--checkpoint-every", "1")
+    argv += ["--learning-rate", "1e30"]  # Adam: weights ~1e30 after one step, then NaN
+    with pytest.raises(ZooError) as raised:
+        ps.main(argv)
+    message = str(raised.value)
+    assert (
+        "worker-0 exited with 2: error: worker:0: expected a finite loss, found" in message
+    )
+    checkpoint = tf.train.latest_checkpoint(out / "checkpoints")
+    assert f"last good checkpoint {checkpoint} left intact" in message
+    reader = tf.train.load_checkpoint(checkpoint)
+    for name in reader.get_variable_to_shape_map():
+        value = reader.get_tensor(name)
+        assert np.all(np.isfinite(value)), name
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkeypatch):
+    taken = socket.socket()
+    taken.bind(("", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    clusters = []
+    real = distributed.local_cluster
+
+    def local_cluster(workers):
+        cluster = real(workers)
+        if not clusters:  # the first cluster's ps gets the taken port
+            spec = cluster.as_dict()
+            spec["ps"] = [f"127.0.0.1:{port}"]
+            cluster = tf.train.ClusterSpec(spec)
+        clusters.append(cluster)
+        return cluster
+
+    monkeypatch.setattr(distributed, "local_cluster", local_cluster)
+    out = tmp_path / "run"
+    try:
+        ps.main(flags(tiny_data_dir, out, 30, "--workers", "1", "--expose"))
+    finally:
+        taken.close()
+    assert len(clusters) == 2
+    with open(out / "logs" / "ps-0.log") as f:
+        log = f.read()
+    assert f"ps:0: expected port {port} of 127.0.0.1:{port} to be free" in log
+    assert "on every interface, no authentication (--expose)" in log
+    with open(out / "results.json") as f:
+        results = json.load(f)
+    assert results["network"] == "exposed" and results["global_steps"] >= 30
+
+
+def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n")
+    ps.check_memory(4, str(meminfo))
+    with pytest.raises(ZooError, match=r"--workers 100: expected a cluster that fits in"):
+        ps.check_memory(100, str(meminfo))
+    with pytest.raises(ZooError, match="--workers 1000: .*pass --no-memory-check"):
+        ps.main(["--workers", "1000"])  # refused before anything starts
 
 
 def test_cluster_spec_without_ps_job():
@@ -150,3 +403,13 @@ def test_bench_counts_one_pass_for_all_gradients_against_one_per_tensor(
         one_run["per_tensor_eval_loop"]["ops_executed"]
         > one_run["all_in_one_run"]["ops_executed"]
     )
+
+
+def test_a_task_refuses_another_experiments_run_directory(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"experiment": "experiments.sweep"}))
+    ports = distributed.free_ports(2)
+    spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
+    with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
+        ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])

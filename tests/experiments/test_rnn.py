@@ -80,12 +80,14 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
         (["--time-steps", "0"], "--time-steps: expected a positive integer, found 0"),
         (["--hidden", "0"], "--hidden: expected a positive integer, found 0"),
         (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer"),
-        (["--learning-rate", "-1"], "--learning-rate: expected a positive number"),
+        (["--learning-rate", "-1"], "--learning-rate: expected a finite number > 0"),
         (["--variant", "bidirectional"], "argument --variant: invalid choice"),
     ],
 )  # fmt: skip
-def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
-    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
+def test_bad_flags_exit_with_one_line_before_any_work(
+    tiny_data_dir, tmp_path, capsys, flags, message
+):
+    argv = ["--data-dir", tiny_data_dir, "--out", str(tmp_path / "run"), *flags]
     with pytest.raises(SystemExit) as exit_info:
         runner.entry_point(rnn.main, argv)
     assert exit_info.value.code == 2

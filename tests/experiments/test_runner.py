@@ -4,10 +4,13 @@ Most tests drive ``TOY``, a tiny experiment written the way real ones are (runne
 flags, RunDir, Checkpointer, train_loop), in-process; one kills it as a subprocess.
 """
 
+import errno
+import fcntl
 import importlib.util
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +22,7 @@ import tensorflow as tf
 
 from experiments import rundir, runner
 from layers.errors import ZooError
+from tests.conftest import edit_run_record, make_idx_dir
 from zoo import files, training
 from zoo.batches import GraphBatches
 from zoo.data import DataSet
@@ -47,9 +51,11 @@ def main(argv=None):
     p.add_argument("--scope", default="mlp")
     p.add_argument("--hidden", type=int, default=16)
     p.add_argument("--interrupt-at", type=int, default=-1, help="SIGINT at this step")
+    p.add_argument("--interrupts", type=int, default=1, help="SIGINTs sent there")
     p.add_argument("--nan-at", type=int, default=-1, help="a NaN loss at this step")
     p.add_argument("--marker", default=None, help="file written at step 5")
     p.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
+    runner.may_differ_on_resume(p, "interrupt_at", "interrupts", "marker", "sleep")
     args = runner.parse_args(p, argv)
     run = rundir.run_dir(args, "toy")
     np.random.seed(args.seed)
@@ -85,7 +91,8 @@ def main(argv=None):
                     if args.sleep and not args.resume:
                         time.sleep(args.sleep)
                     if index * args.steps + step == args.interrupt_at:
-                        signal.raise_signal(signal.SIGINT)
+                        for _ in range(args.interrupts):
+                            signal.raise_signal(signal.SIGINT)
 
                 pairs, _ = training.train_loop(
                     session, train_op, loss, batches, args.steps, args.batch_size, feed,
@@ -150,6 +157,10 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
         ZooError, match=r"found existing files; pass --resume .* --overwrite"
     ):
         rundir.RunDir(str(tmp_path))
+    with pytest.raises(ZooError, match=r"expected a run directory \(with run.json\) to ov"):
+        rundir.RunDir(str(tmp_path), overwrite=True)  # not a run's: never cleared
+    assert (tmp_path / "results.json").exists()
+    (tmp_path / "run.json").write_text("{}")
     assert rundir.RunDir(str(tmp_path), overwrite=True).path == str(tmp_path)
     assert rundir.RunDir(str(tmp_path), resume=True).path == str(tmp_path)
     with pytest.raises(ZooError, match="expected an existing run directory to resume"):
@@ -220,7 +231,11 @@ def test_crash_while_saving_leaves_the_previous_checkpoint(toy, tmp_path, monkey
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", crash_on_second_checkpoint)
-    with pytest.raises(OSError, match="simulated crash"):
+    with pytest.raises(
+        ZooError,
+        match=r"00-net0.npz: expected to write the checkpoint, found simulated crash .*; "
+        r"checkpoint .*00-net0.npz kept; free disk space, then resume with: .*--resume ",
+    ):
         toy.main([*flags, "--out", crashed])
     monkeypatch.undo()
     assert checkpoint(crashed)[1]["step"] == 5
@@ -253,41 +268,240 @@ def test_resume_with_another_model_names_the_missing_variables(toy, tmp_path):
     out = str(tmp_path / "run")
     toy.main(["--steps", "10", "--checkpoint-every", "5", "--out", out])
     with pytest.raises(
+        ZooError, match=r"expected --scope 'mlp' as the run was started with \(run.json\)"
+    ):
+        toy.main(["--resume", out, "--scope", "other"])
+    edit_run_record(out, scope="other")  # run.json and checkpoint disagree: still refused
+    with pytest.raises(
         ZooError,
         match=r"00-net0.npz: expected a checkpoint of this model, .*missing other/",
     ):
-        toy.main(["--steps", "10", "--resume", out, "--scope", "other"])
+        toy.main(["--resume", out])
+    edit_run_record(out, scope="mlp", hidden=8)
     with pytest.raises(ZooError, match=r"other shapes mlp/W_hid_1 \[784, 16\] \(model: "):
-        toy.main(["--steps", "10", "--resume", out, "--hidden", "8"])
+        toy.main(["--resume", out])
 
 
 def test_resume_with_other_flags_or_a_corrupt_checkpoint_is_refused(toy, tmp_path):
     out = str(tmp_path / "run")
     toy.main(["--steps", "10", "--out", out])
     refusals = [
-        (["--batch-size", "4"], "expected --batch-size 8 as when the checkpoint"),
-        (["--seed", "3"], "expected --seed 0 as when the checkpoint"),
+        (["--batch-size", "4"], "expected --batch-size 8 as the run was started with"),
+        (["--seed", "3"], "expected --seed 0 as the run was started with"),
+        (["--loops", "2"], "expected --loops 1 as the run was started with"),
         (["--steps", "4"], "expected --steps of at least 10"),
     ]
     for flags, message in refusals:
         with pytest.raises(ZooError, match=message):
-            toy.main(["--steps", "10", *flags, "--resume", out])
+            toy.main([*flags, "--resume", out])
+    for flag, value, message in (
+        ("batch_size", 4, "expected --batch-size 8 as when the checkpoint"),
+        ("seed", 3, "expected --seed 0 as when the checkpoint"),
+    ):
+        edit_run_record(out, **{flag: value})  # run.json lies: the checkpoint refuses
+        with pytest.raises(ZooError, match=message):
+            toy.main(["--resume", out])
+        edit_run_record(out, batch_size=8, seed=0)
     for content in (b"", b"PK\x03\x04 truncated zip"):
         with open(os.path.join(out, "checkpoints", "00-net0.npz"), "wb") as f:
             f.write(content)
         with pytest.raises(
             ZooError, match=r"00-net0.npz: expected a checkpoint written by"
         ):
-            toy.main(["--steps", "10", "--resume", out])
+            toy.main(["--resume", out])
 
 
 def test_overwrite_starts_afresh(toy, tmp_path):
     out = str(tmp_path / "run")
-    toy.main(["--steps", "10", "--out", out])
+    toy.main(["--steps", "10", "--loops", "2", "--out", out])
+    for stale in ("old.png", os.path.join("tensorboard", "old", "events")):
+        os.makedirs(os.path.dirname(os.path.join(out, stale)), exist_ok=True)
+        open(os.path.join(out, stale), "w").close()
     with pytest.raises(ZooError, match="found existing files"):
-        toy.main(["--steps", "10", "--out", out])
-    toy.main(["--steps", "10", "--out", out, "--overwrite"])
-    assert results(out)["steps_run"] == 10
+        toy.main(["--steps", "6", "--out", out])
+    toy.main(["--steps", "6", "--out", out, "--overwrite"])
+    assert sorted(os.listdir(out)) == [".lock", "checkpoints", "results.json", "run.json"]
+    assert os.listdir(os.path.join(out, "checkpoints")) == ["00-net0.npz"]
+    assert checkpoint(out)[1]["step"] == 6
+    assert results(out)["steps_run"] == 6
+    with open(os.path.join(out, "run.json")) as f:
+        assert json.load(f)["flags"]["loops"] == 1
+
+
+def test_a_larger_steps_extends_the_run(toy, tmp_path):
+    straight, extended = str(tmp_path / "straight"), str(tmp_path / "extended")
+    toy.main(["--steps", "20", "--checkpoint-every", "5", "--out", straight])
+    toy.main(["--steps", "12", "--checkpoint-every", "5", "--out", extended])
+    toy.main(["--steps", "20", "--resume", extended])
+    assert results(extended)["steps_run"] == 8
+    assert results(extended)["weights"] == results(straight)["weights"]
+    assert results(extended)["logged"] == results(straight)["logged"]
+    with open(os.path.join(extended, "run.json")) as f:
+        record = json.load(f)
+    assert (record["flags"]["steps"], record["started"]["command"].count("12")) == (20, 1)
+    assert record["resumes"][0]["command"].endswith(f"--steps 20 --resume {extended}")
+
+
+def test_ctrl_c_exits_130_with_the_resume_command(toy, tmp_path, capsys):
+    out = str(tmp_path / "run")
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
+    assert exit_info.value.code == 130
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "net0: interrupted by SIGINT at step 8 of 20" in last
+    assert last.endswith(f"resume with: {rundir._resume_command(out)}")
+    assert checkpoint(out)[1]["step"] == 8
+
+
+def test_a_second_ctrl_c_stops_at_once(toy, tmp_path):
+    """Two SIGINTs in one step: no checkpoint or partial.json is written for it, the
+    last periodic checkpoint stays, and resuming from it gives the straight numbers."""
+    flags = ["--steps", "20", "--checkpoint-every", "5"]
+    straight, stopped = str(tmp_path / "straight"), str(tmp_path / "stopped")
+    toy.main([*flags, "--out", straight])
+    with pytest.raises(KeyboardInterrupt):
+        toy.main([*flags, "--out", stopped, "--interrupt-at", "12", "--interrupts", "2"])
+    assert checkpoint(stopped)[1]["step"] == 10
+    assert not os.path.exists(os.path.join(stopped, "partial.json"))
+    toy.main(["--resume", stopped, "--interrupt-at", "-1"])
+    assert results(stopped)["steps_run"] == 10
+    assert results(stopped)["weights"] == results(straight)["weights"]
+
+
+def idx_dir(path, seed=0):
+    """A new directory holding a 20-example IDX test split."""
+    path.mkdir()
+    return make_idx_dir(path, 0, 20, seed=seed)
+
+
+def test_another_dataset_is_refused_on_resume(toy, tmp_path):
+    first, other = (
+        idx_dir(tmp_path / name, seed) for name, seed in (("first", 0), ("other", 1))
+    )
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "6", "--out", out, "--data-dir", first])
+    with pytest.raises(
+        ZooError,
+        match=rf"{out}: expected the data the run was started with \(idx:{first} from "
+        rf"{first}, md5 [0-9a-f]+\), found idx:{other} from {other}",
+    ):
+        toy.main(["--resume", out, "--data-dir", other])
+    with pytest.raises(ZooError, match=r"expected --dataset None as the run was started"):
+        toy.main(["--resume", out, "--dataset", "mnist"])
+    moved = shutil.copytree(first, tmp_path / "moved")  # same files elsewhere: accepted
+    toy.main(["--resume", out, "--data-dir", str(moved), "--steps", "8"])
+    assert results(out)["steps_run"] == 2
+
+
+def test_resume_refuses_another_experiments_directory(toy, tmp_path):
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "4", "--out", out])
+    before = results(out)
+    other = runner.parser("Another experiment.", steps=4, batch_size=8)
+    with pytest.raises(
+        ZooError, match=rf"{out}: expected a run of {__name__}, found a run of toy "
+    ):
+        runner.parse_args(other, ["--resume", out])
+    os.remove(os.path.join(out, "run.json"))
+    with pytest.raises(ZooError, match=r"run.json: expected the run.json a run writes"):
+        toy.main(["--resume", out])
+    assert results(out) == before
+
+
+def test_run_json_records_experiment_flags_data_code_and_machine(toy, tmp_path):
+    data_dir = idx_dir(tmp_path / "data")
+    out = str(tmp_path / "run")
+    toy.main(["--steps", "4", "--out", out, "--data-dir", data_dir, "--hidden", "8"])
+    with open(os.path.join(out, "run.json")) as f:
+        record = json.load(f)
+    assert record["experiment"] == "toy"
+    assert {"steps": 4, "hidden": 8, "batch_size": 8, "seed": 0}.items() <= record[
+        "flags"
+    ].items()
+    assert "resume" not in record["flags"] and "argv" not in record["flags"]
+    assert record["data"]["name"] == f"idx:{data_dir}"
+    assert len(record["data"]["md5"]) == 32
+    assert record["started"]["code_version"].startswith(("git ", "scope-zoo "))
+    assert record["started"]["machine"]["cpus"] == os.cpu_count()
+    assert record["resumes"] == []
+
+
+def test_a_run_directory_in_use_is_refused(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text("{}")
+    with open(out / ".lock", "w") as held:  # another process's lock (another open file)
+        held.write("pid 4242 on elsewhere\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for kwargs in ({"resume": True}, {"overwrite": True}):
+            with pytest.raises(ZooError, match=r"found it locked by pid 4242 on elsewhere"):
+                rundir.RunDir(str(out), **kwargs)
+    assert (out / "run.json").exists()
+    assert rundir.RunDir(str(out), overwrite=True).path == str(out)
+    assert os.listdir(out) == [".lock"]
+
+
+def test_default_run_directories_are_unique(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = runner.parser("test", steps=4, batch_size=2)
+    paths = {rundir.run_dir(runner.parse_args(p, []), "same").path for _ in range(3)}
+    assert len(paths) == 3
+    assert all(os.path.isfile(os.path.join(path, "run.json")) for path in paths)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_files_are_created_with_the_users_umask(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        files.atomic_write(str(tmp_path / "results.json"), "{}\n")
+    finally:
+        os.umask(previous)
+    assert os.stat(tmp_path / "results.json").st_mode & 0o777 == mode
+
+
+def test_the_directory_is_synced_after_the_rename(tmp_path, monkeypatch):
+    calls, real_replace = [], os.replace
+    monkeypatch.setattr(
+        os, "replace", lambda a, b: (calls.append("rename"), real_replace(a, b))
+    )
+    monkeypatch.setattr(files, "sync_directory", lambda d: calls.append(("sync", d)))
+    files.atomic_write(str(tmp_path / "a.json"), "{}")
+    assert calls == ["rename", ("sync", str(tmp_path))]
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
+    toy, tmp_path, monkeypatch, capsys
+):
+    out = str(tmp_path / "run")
+
+    def full(path, obj):
+        if path.endswith("results.json"):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        files.write_json(path, obj)
+
+    monkeypatch.setattr(rundir, "write_json", full)
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(toy.main, ["--steps", "4", "--out", out])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err == (
+        f"error: {out}/results.json: expected to write it, found No space left on "
+        f"device; free disk space or fix permissions, then resume with: "
+        f"{rundir._resume_command(out)}\n"
+    )
+    monkeypatch.undo()
+    toy.main(["--resume", out])  # the finished checkpoints make it a rewrite
+    assert results(out)["steps_run"] == 0
+
+    def broken(argv):
+        raise OSError(errno.EACCES, "Permission denied", "/somewhere/file")
+
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(broken)
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err.startswith("error: /somewhere/file: Permission denied;")
 
 
 def test_without_checkpointer_nan_passes_as_before(graph):

@@ -57,7 +57,10 @@ def test_snapshot_rejects_bad_flags(tiny_data_dir, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         runner.entry_point(snapshot.main, argv)
     assert exit_info.value.code == 2
-    assert "--learning-rate/--hidden: expected positive values" in capsys.readouterr().err
+    assert (
+        "--learning-rate: expected a finite number > 0, found -1.0"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow

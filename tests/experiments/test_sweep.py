@@ -72,10 +72,10 @@ def test_quick_run_writes_results(tiny_data_dir, tmp_path):
         (["--hidden", "1.5"], r"--hidden: expected comma-separated int values"),
     ],
 )
-def test_bad_flags_raise_before_any_work(tmp_path, flags, message):
+def test_bad_flags_raise_before_any_work(tmp_path, tiny_data_dir, flags, message):
     out = tmp_path / "run"
     with pytest.raises(ZooError, match=message):
-        sweep.main(["--data-dir", str(tmp_path / "none"), "--out", str(out), *flags])
+        sweep.main(["--data-dir", tiny_data_dir, "--out", str(out), *flags])
     assert not out.exists()
 
 

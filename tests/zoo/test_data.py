@@ -10,7 +10,7 @@ import pytest
 from layers import DataError
 from tests.conftest import make_idx_dir
 from zoo import data
-from zoo.data import DataSet, load_mnist, read_idx, write_idx
+from zoo.data import DataSet, identify, load_mnist, read_idx, write_idx
 
 
 def test_round_trip_raw_and_gz(tmp_path):
@@ -171,3 +171,64 @@ def test_real_mnist_test_split(mnist_test_dir):
     assert np.bincount(sets.test.labels.argmax(1)).min() > 800
     with gzip.open(os.path.join(mnist_test_dir, "t10k-labels-idx1-ubyte.gz")) as f:
         assert f.read(8)[4:] == (10000).to_bytes(4, "big")
+
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+
+def test_files_are_named_by_content_not_by_the_flag(tmp_path, mnist_test_dir):
+    if not os.path.isdir(FASHION):
+        pytest.skip(f"Fashion-MNIST not found at {FASHION}")
+    fashion, mnist = identify(None, FASHION), identify(None, mnist_test_dir)
+    assert (fashion.name, mnist.name) == ("fashion_mnist", "mnist")
+    assert fashion.md5 != mnist.md5 and fashion.source == FASHION
+    assert identify("fashion_mnist", FASHION) == fashion
+    with pytest.raises(
+        DataError,
+        match=r"fashion-mnist: expected mnist files \(--dataset mnist\), found "
+        r"fashion_mnist files .*; pass --dataset fashion_mnist",
+    ):
+        identify("mnist", FASHION)
+    with pytest.raises(DataError, match=r"expected fashion_mnist files .* found mnist"):
+        load_mnist("fashion_mnist", data_dir=mnist_test_dir)
+    make_idx_dir(tmp_path, 20, 10)
+    unknown = load_mnist("mnist", data_dir=str(tmp_path), validation=0)
+    assert unknown.name == f"idx:{tmp_path}"
+    assert unknown.md5 == identify(None, str(tmp_path)).md5
+
+
+def test_identity_changes_with_the_labels_or_the_first_images(tmp_path):
+    make_idx_dir(tmp_path, 20, 10)
+    before = identify(None, str(tmp_path)).md5
+    changes = (("t10k-labels-idx1-ubyte.gz", 3), ("t10k-images-idx3-ubyte.gz", 500))
+    for name, index in changes:
+        path = tmp_path / name
+        original = read_idx(str(path), 1 if "labels" in name else 3)
+        changed = original.copy()
+        changed.reshape(-1)[index] = (int(changed.reshape(-1)[index]) + 1) % 10
+        write_idx(str(path), changed)
+        assert identify(None, str(tmp_path)).md5 != before, name
+        write_idx(str(path), original)
+        assert identify(None, str(tmp_path)).md5 == before
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"epoch": 0, "position": 8},
+        {"epoch": 0, "position": 9},
+        {"epoch": 0, "position": -1},
+        {"epoch": -1, "position": 0},
+        {"epoch": 0, "position": "3"},
+        {"epoch": 0.5, "position": 0},
+        {"epoch": True, "position": 0},
+        {"epoch": 0},
+        [0, 0],
+    ],
+)
+def test_restore_refuses_a_position_outside_the_data(state):
+    dataset = DataSet(np.zeros((8, 784), np.float32), np.zeros((8, 10), np.float32))
+    with pytest.raises(DataError, match=r"DataSet.restore: expected \{'epoch': int >= 0"):
+        dataset.restore(state)
+    dataset.restore({"epoch": 2, "position": 7})
+    assert dataset.next_indices(1).shape == (1,)

@@ -119,7 +119,7 @@ def test_mutated_valid_files(tmp_path, case):
 @pytest.mark.parametrize("name", ["huge.idx", "huge.idx.gz"])
 def test_huge_declared_shape_is_refused_without_allocating(tmp_path, name):
     path = str(tmp_path / name)
-    content = data._MAGIC[3].to_bytes(4, "big") + (2**32 - 1).to_bytes(4, "big") * 3
+    content = idx_bytes((1, 2**32 - 1, 2**32 - 1), b"")
     with open(path, "wb") as f:
         f.write(gzip.compress(content + b"\x07" * 100) if name.endswith(".gz") else content)
     with pytest.raises(
@@ -127,6 +127,66 @@ def test_huge_declared_shape_is_refused_without_allocating(tmp_path, name):
     ):
         read_idx(path, 3)
     assert read_checked(path, 3) is None
+    content = idx_bytes((2**32 - 1,) * 3, b"")
+    with open(path, "wb") as f:
+        f.write(gzip.compress(content) if name.endswith(".gz") else content)
+    with pytest.raises(DataError, match=r"expected at most 1000000 examples, found a h"):
+        read_idx(path, 3)
+
+
+def idx_bytes(dims, body):
+    """An image IDX file (magic 0x803) declaring ``dims`` over ``body``."""
+    header = b"".join(d.to_bytes(4, "big") for d in dims)
+    return data._MAGIC[3].to_bytes(4, "big") + header + body
+
+
+def test_gzip_bomb_of_other_shape_is_refused_before_its_body_is_read(tmp_path):
+    """10 MB of zeros (10 KB gzipped) declared as 10 images of 1000x1000: refused by
+    the header, within the memory cap (it used to be read whole, then refused)."""
+    make_idx_dir(tmp_path, 0, 10)
+    bomb = gzip.compress(idx_bytes((10, 1000, 1000), bytes(10 * 1000 * 1000)), mtime=0)
+    with open(tmp_path / "t10k-images-idx3-ubyte.gz", "wb") as f:
+        f.write(bomb)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError, match=r"expected 28x28 images, found 1000x1000"):
+            load_mnist(data_dir=str(tmp_path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < MEMORY_CAP, peak
+
+
+@fuzz(300)
+@given(
+    dims=st.tuples(
+        st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, 2, 10]),
+        st.integers(0, 2**32 - 1) | st.just(28),
+        st.integers(0, 2**32 - 1) | st.just(28),
+    ),
+    body=st.binary(max_size=4096).map(lambda b: b * 8),
+    gz=st.booleans(),
+)
+def test_image_headers_are_checked_before_the_body(tmp_path, dims, body, gz):
+    """Up to 32 KiB of body under any header: a (n, 28, 28) array equal to the file,
+    or DataError, always within the memory cap."""
+    content = idx_bytes(dims, body)
+    path = str(tmp_path / ("f.gz" if gz else "f.idx"))
+    with open(path, "wb") as f:
+        f.write(gzip.compress(content, mtime=0) if gz else content)
+    tracemalloc.start()
+    try:
+        try:
+            array = read_idx(path, 3, (None, 28, 28))
+        except DataError:
+            array = None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < MEMORY_CAP + len(content), peak
+    if array is not None:
+        assert array.shape == dims and dims[1:] == (28, 28)
+        assert array.tobytes() == body
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,11 @@
-"""Cluster specs, TF_CONFIG, ports and the ps wait: every error, no server started."""
+"""Cluster specs, TF_CONFIG, ports, the loopback-only rule and the ps wait: every error,
+no server started."""
 
 import json
 import socket
 
 import pytest
+import tensorflow as tf
 
 from layers import ZooError
 from zoo import distributed
@@ -72,9 +74,56 @@ def listening():
 def test_port_in_use_is_a_clear_error(listening):
     cluster = distributed.parse_cluster(f"ps=127.0.0.1:{listening};worker=127.0.0.1:1")
     with pytest.raises(
-        ZooError, match=f"ps:0: expected port {listening} .*found it in use"
+        distributed.PortInUseError, match=f"ps:0: expected port {listening} .*found it in"
     ):
-        distributed.start_server(cluster, "ps", 0)
+        distributed.start_server(cluster, "ps", 0, expose=True)
+
+
+def test_no_server_on_a_network_with_more_than_loopback_unless_exposed(listening):
+    interfaces = distributed.network_interfaces()
+    if interfaces == ["lo"]:
+        pytest.skip("this test already runs where loopback is the only interface")
+    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{listening};worker=127.0.0.1:1")
+    with pytest.raises(
+        ZooError,
+        match=r"ps:0: expected a network with only the loopback interface, since "
+        rf"TensorFlow's gRPC server listens on every interface \(\[::\]:{listening}\) "
+        rf"without authentication, found interfaces \[.*'lo'.*\]; pass --expose",
+    ):
+        distributed.start_server(cluster, "ps", 0)  # checked before the port
+
+
+def test_tensorflow_s_own_message_is_kept_when_the_port_is_free(monkeypatch):
+    (port,) = distributed.free_ports(1)
+    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{port};worker=127.0.0.1:1")
+
+    def server(*args, **kwargs):
+        raise tf.errors.InvalidArgumentError(None, None, "no such device")
+
+    monkeypatch.setattr(tf.distribute, "Server", server)
+    with pytest.raises(
+        ZooError,
+        match=f"ps:0: expected TensorFlow's server to start at 127.0.0.1:{port}, found "
+        "InvalidArgumentError: no such device",
+    ):
+        distributed.start_server(cluster, "ps", 0, expose=True)
+
+
+def test_a_session_is_created_only_once_the_ps_listens():
+    (port,) = distributed.free_ports(1)
+    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{port};worker=127.0.0.1:1")
+
+    class Creator:
+        def create_session(self):
+            raise AssertionError("created a session without a ps")
+
+    creator = distributed._PsCheckingSessionCreator(Creator(), cluster, timeout=0.5)
+    with pytest.raises(
+        ZooError,
+        match=rf"ps 127.0.0.1:{port}: expected a parameter server listening, found none "
+        r"after 0.5 s; see the ps task's log \(logs/ps-0.log",
+    ):
+        creator.create_session()
 
 
 def test_task_outside_the_cluster(listening):

@@ -101,3 +101,46 @@ def test_inspect_errors():
         inspect_model("mlp_classifier", tied=True)
     with pytest.raises(DataError, match="expected a TensorFlow checkpoint"):
         inspect_checkpoint("/nonexistent/model.ckpt")
+
+
+def test_tied_conv_autoencoder_one_kernel_two_readers(tmp_path, capsys):
+    logdir = str(tmp_path / "graph")
+    assert main(["inspect", "conv_autoencoder", "--tied", "--logdir", logdir]) == 0
+    out = capsys.readouterr().out
+    assert "conv_ae/encoder/Conv2D, conv_ae/decoder/conv2d_transpose" in out
+    assert "total: 3 variables" in out
+    rows, _ = inspect_model("conv_autoencoder", tied=False)
+    assert sorted(by_name(rows)) == [
+        "conv_ae/decoder/W",
+        "conv_ae/decoder/b",
+        "conv_ae/encoder/W",
+        "conv_ae/encoder/b",
+    ]
+    assert all(len(row.readers) == 1 for row in rows)
+
+
+def test_your_own_function_by_module_path(tmp_path, capsys):
+    logdir = str(tmp_path / "graph")
+    argv = ["inspect", "tests.zoo.tf1_code:tied_bigram", "--input", "ids=5:int32"]
+    assert main([*argv, "--logdir", logdir]) == 0
+    out = capsys.readouterr().out
+    assert "lm/embedding/embedding_lookup, lm/softmax/MatMul" in out
+    assert "total: 2 variables" in out
+    rows, _ = inspect_model(
+        "tests.zoo.tf1_code:siamese",
+        inputs={"left": (4, tf.float32), "right": (4, tf.float32)},
+    )
+    tower = by_name(rows)["tower/W"]
+    assert {"tower/MatMul", "tower_1/MatMul"} <= set(tower.readers) and len(rows) == 2
+
+
+def test_function_path_errors(tmp_path, capsys):
+    assert main(["inspect", "tests.zoo.nowhere:f", "--logdir", str(tmp_path)]) == 2
+    assert "expected an importable module:function" in capsys.readouterr().err
+    assert main(["inspect", "tests.zoo.tf1_code:siamese", "--logdir", str(tmp_path)]) == 2
+    assert "found none for ['left', 'right']; pass --input left=WIDTH" in (
+        capsys.readouterr().err
+    )
+    argv = ["inspect", "tests.zoo.tf1_code:tied_bigram", "--input", "ids=five"]
+    assert main([*argv, "--logdir", str(tmp_path)]) == 2
+    assert "--input ids=five: expected NAME=WIDTH" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
 from zoo import autoencoder, get_model, mlp_classifier, model_average
 from zoo.data import load_mnist
+from zoo.models import conv_autoencoder
 from zoo.models.mlp import resumable_dropout
 
 v1 = tf.compat.v1
@@ -236,3 +237,50 @@ def test_mlp_learns_real_mnist(graph, mnist_test_dir):
             sess.run(step, {x: bx, y: by})
         accuracy = sess.run(evaluation.accuracy, {x: held_x, y: held_y})
     assert accuracy >= 0.90
+
+
+def test_mlp_l2_goes_through_the_regularizer_once_per_variable(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    y = v1.placeholder(tf.float32, [None, 3])
+    first = mlp_classifier(x, y, scope="mlp", hidden=(5, 2), l2=0.5)
+    mlp_classifier(x, y, scope="mlp", hidden=(5, 2), l2=0.5, reuse=True)
+    collected = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert [t.name.split("/Regularizer")[0] for t in collected] == [
+        "mlp/W_hid_1",
+        "mlp/W_hid_2",
+    ]
+    total = v1.losses.get_regularization_loss()
+    penalty = first.loss - tf.reduce_sum(
+        tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=first.logits)
+    )
+    feed = {x: np.ones((2, 4), np.float32), y: np.eye(3, dtype=np.float32)[:2]}
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        total, penalty, w1, w2 = sess.run(
+            [total, penalty, *first.layers[0].params[:1], *first.layers[1].params[:1]], feed
+        )
+    np.testing.assert_allclose(total, 0.5 * ((w1**2).sum() + (w2**2).sum()) / 2, rtol=1e-5)
+    np.testing.assert_allclose(penalty, total, rtol=1e-4)
+
+
+def test_conv_autoencoder_tied_reads_one_kernel_and_reuse_shares(graph):
+    x = v1.placeholder(tf.float32, [None, 64])
+    ae = conv_autoencoder(x, scope="cae", filters=3, size=3, regularizer=tf.nn.l2_loss)
+    again = conv_autoencoder(x, scope="cae", filters=3, size=3, reuse=True)
+    assert sorted(v.name for v in v1.trainable_variables()) == [
+        "cae/decoder/b:0",
+        "cae/encoder/W:0",
+        "cae/encoder/b:0",
+    ]
+    assert ae.decoder.w is ae.encoder.w and again.decoder.w is ae.encoder.w
+    assert len(v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)) == 1
+    assert ae.encoded.shape.as_list() == [None, 4, 4, 3]
+    assert ae.decoded.shape.as_list() == [None, 64]
+    xv = np.random.default_rng(0).random((2, 64)).astype(np.float32)
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        logits, loss = sess.run([ae.logits, ae.loss], {x: xv})
+    expected = np.mean(np.maximum(logits, 0) - logits * xv + np.log1p(np.exp(-abs(logits))))
+    np.testing.assert_allclose(loss, expected, rtol=1e-5)
+    with pytest.raises(ShapeError, match=r"a multiple of stride=2, found width 49"):
+        conv_autoencoder(v1.placeholder(tf.float32, [None, 49]), scope="odd")

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from layers import DataError, ScopeError, ShapeError
+from tests.zoo import tf1_code
 from zoo import autoencoder, mlp_classifier
 from zoo.share import restore_by_name, save_by_name, share
 
@@ -209,8 +210,40 @@ def test_restore_errors(tmp_path):
     path = save_by_name(model.variables, str(tmp_path / "a.ckpt"))
     other = share(autoencoder, fresh_scope(), n_hidden=3)
     other(tf.constant(batch()))
-    with pytest.raises(ScopeError, match="expected an entry ae\\d+/decoder/b"):
+    with pytest.raises(ScopeError, match=r"ae\d+/decoder/b \(no 'ae\d+/decoder/b' in"):
         restore_by_name(other.variables, path)
     bigger = tf.Variable(tf.zeros([6, 4]), name=f"{model.scope_name}/encoder/W")
-    with pytest.raises(ShapeError, match=r"expected ae\d+/encoder/W with shape \[6, 4\]"):
+    with pytest.raises(ShapeError, match=r"ae\d+/encoder/W \[6, 4\] float32 vs ae"):
         restore_by_name([bigger], path)
+
+
+def test_any_tf1_function_shares_in_eager_with_its_regularization_losses():
+    scope = fresh_scope()
+    model = share(tf1_code.siamese, scope)
+    left, right = (tf.constant(batch(width=tf1_code.WIDTH, seed=s)) for s in (1, 2))
+    first = model(left, right)
+    assert names(model.variables) == [f"{scope}/tower/W:0", f"{scope}/tower/b:0"]
+    W = model.variables[0]
+    (penalty,) = model.regularization_losses  # once, though both towers ask for W
+    np.testing.assert_allclose(penalty, tf1_code.L2 * (W.numpy() ** 2).sum() / 2, rtol=1e-5)
+
+    @tf.function
+    def loss(left, right):
+        return tf.reduce_mean(model(left, right)) + tf.add_n(model.regularization_losses)
+
+    with tf.GradientTape() as tape:
+        value = loss(left, right)
+    gradient = tape.gradient(value, W)
+    np.testing.assert_allclose(value, tf.reduce_mean(first) + penalty, rtol=1e-5)
+    assert gradient is not None and len(model.variables) == 2
+
+
+def test_graph_mode_regularization_losses_are_the_collection_once_per_variable():
+    with tf.Graph().as_default():
+        left = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+        model = share(tf1_code.siamese, "net")
+        model(left, left)
+        model(left, left)  # reuse=True: no new variable, no new loss
+        losses = model.regularization_losses
+        assert [t.name for t in losses] == ["net/tower/W/Regularizer/mul:0"]
+        assert losses == v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)

@@ -3,6 +3,8 @@
 from layers.errors import ZooError
 from zoo.models.autoencoder import Autoencoder, autoencoder
 from zoo.models.conv import conv_classifier
+from zoo.models.conv_autoencoder import conv_autoencoder
+from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
 from zoo.models.siamese import (
@@ -18,6 +20,10 @@ MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "conv_autoencoder": conv_autoencoder,
+    "gan": gan,
+    "gan_generator": generator,
+    "gan_discriminator": discriminator,
     "siamese": siamese,
     "embedding_tower": embedding_tower,
     "rnn_classifier": rnn_classifier,
@@ -40,8 +46,15 @@ __all__ = [
     "Autoencoder",
     "Average",
     "Classifier",
+    "Discriminator",
+    "GAN",
+    "Generator",
     "autoencoder",
+    "conv_autoencoder",
     "conv_classifier",
+    "discriminator",
+    "gan",
+    "generator",
     "get_model",
     "mlp_classifier",
     "model_average",

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from layers import FullConnected, ReadOut
 from layers.errors import ShapeError, ZooError
-from layers.variables import get_variable
+from layers.variables import get_variable, l2_regularizer
 from zoo.models.scoping import builder_scope, input_width
 
 
@@ -58,7 +58,9 @@ def mlp_classifier(
         scope: variable scope of the model.
         reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
         hidden: widths of the hidden layers.
-        l2: weight of the hidden weights' ``l2_loss`` (a number or a scalar tensor).
+        l2: weight of the hidden weights' ``l2_loss`` (a number or a scalar tensor),
+            given to the hidden layers as ``regularizer=l2_regularizer(l2)``: in graph
+            mode the penalties also land in ``GraphKeys.REGULARIZATION_LOSSES``.
         keep_prob: dropout keep probability after each hidden layer (a number or a
             scalar tensor); None for no dropout. The masks are stateless, drawn
             from the graph seed, the layer and ``<scope>/dropout_draws`` (a
@@ -76,26 +78,49 @@ def mlp_classifier(
         check_keep_prob(var_scope.name, keep_prob)
         width = input_width(var_scope.name, x, "x")
         n_classes = input_width(var_scope.name, y, "one-hot labels y")
+        regularizer = l2_regularizer(l2)
         hidden_layers = []
         h = x
-        draw = None if keep_prob is None else _next_draw(var_scope.name)
+        draw = None if keep_prob is None else next_draw(var_scope.name)
         for i, n_out in enumerate(hidden, start=1):
-            layer = FullConnected(h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"))
+            layer = FullConnected(
+                h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), regularizer=regularizer
+            )
             hidden_layers.append(layer)
             h, width = layer.output, n_out
             if draw is not None:
                 h = resumable_dropout(h, keep_prob, draw, layer=i)
         readout = ReadOut(h, width, n_classes, names=("W_RO", "b_RO"))
-        l2_sum = tf.add_n([tf.nn.l2_loss(layer.w) for layer in hidden_layers])
-        return classifier_head(readout, y, hidden_layers, var_scope.name, l2 * l2_sum)
+        penalty = tf.add_n([layer.regularization_loss for layer in hidden_layers])
+        return classifier_head(readout, y, hidden_layers, var_scope.name, penalty)
 
 
-def _next_draw(owner):
-    """Returns this run's dropout draw number: ``dropout_draws`` incremented once."""
+def next_draw(owner, name="dropout_draws"):
+    """Returns this run's draw number: the counter ``name`` incremented once.
+
+    The counter is a non-trainable int64 variable in the current scope, so a
+    checkpoint holds it and a resumed run continues the same draws.
+
+    Args:
+        owner: scope named in error messages.
+        name: the counter's name in the current scope.
+    """
     draws = get_variable(
-        owner, "dropout_draws", [], tf.zeros_initializer(), trainable=False, dtype=tf.int64
+        owner, name, [], tf.zeros_initializer(), trainable=False, dtype=tf.int64
     )
     return draws.assign_add(1)
+
+
+def stateless_seed(draw, salt=0):
+    """Returns the int64 [2] seed of a stateless random op: (graph seed, salt), draw.
+
+    Args:
+        draw: int64 scalar tensor, different for every run (see :func:`next_draw`).
+        salt: distinguishes the random ops that share a draw.
+    """
+    graph_seed, op_seed = tf.compat.v1.get_seed(None)
+    base = (graph_seed or 0) * 1_000_003 + (op_seed or 0) * 131 + salt
+    return tf.stack([tf.constant(base % 2**62, tf.int64), draw])
 
 
 def resumable_dropout(h, keep_prob, draw, layer=0):
@@ -119,9 +144,7 @@ def resumable_dropout(h, keep_prob, draw, layer=0):
         ZooError: a numeric ``keep_prob`` outside (0, 1].
     """
     check_keep_prob("resumable_dropout", keep_prob)
-    graph_seed, op_seed = tf.compat.v1.get_seed(None)
-    base = (graph_seed or 0) * 1_000_003 + (op_seed or 0) * 131 + layer
-    seed = tf.stack([tf.constant(base % 2**62, tf.int64), draw])
+    seed = stateless_seed(draw, salt=layer)
     return tf.nn.experimental.stateless_dropout(h, rate=1.0 - keep_prob, seed=seed)
 
 

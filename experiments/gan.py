@@ -1,0 +1,456 @@
+"""Shared vs unshared discriminator: what the GAN's ``reuse=True`` buys.
+
+An MLP GAN (generator z -> 256 ReLU -> 784 sigmoid, discriminator 784 -> 256
+leaky ReLU -> 1; Adam 2e-4, beta1 0.5, batch 64) is trained on Fashion-MNIST
+twice: with the discriminator of the generated images reusing the variables of
+the discriminator of the real images (shared, the GAN), and with a second
+discriminator of its own (unshared, the classic mistake: it never sees a real
+image). Each step runs the discriminator update, then the generator update
+against the updated discriminator, in one ``session.run``.
+
+Sample quality is a number: the Frechet classifier distance (FCD), the Frechet
+distance between the test images and generated samples in the last hidden layer
+of an MLP classifier this script trains first on the same data. It is computed
+like the FID but it is not the Inception FID; its values compare only with each
+other. The FCD of real training images against the test images is the floor a
+perfect generator would reach with as many samples.
+
+Usage::
+
+    python -m experiments.gan --dataset fashion_mnist \
+        --data-dir /usr/share/datasets/fashion-mnist --out runs/gan/full
+    python -m experiments.gan --quick --variant shared --data-dir DIR
+
+Writes ``results.json``, ``fcd.png`` (FCD and losses against the step),
+``samples_<variant>.png`` and TensorBoard events under ``tensorboard/<variant>/``
+into the run directory; checkpoints go to ``checkpoints/`` (``--resume``).
+"""
+
+import itertools
+import time
+
+import numpy as np
+import tensorflow as tf
+from tqdm import tqdm
+
+from experiments import rundir, runner
+from experiments.bench import machine
+from layers.errors import ZooError
+from zoo import training
+from zoo.batches import GraphBatches
+from zoo.frechet import feature_statistics, frechet_distance
+from zoo.models import mlp_classifier
+from zoo.models.gan import gan_training, generator, resumable_noise
+
+VARIANTS = ("shared", "unshared")
+LEARNING_RATE = 2e-4
+BETA1 = 0.5
+CLASSIFIER_HIDDEN = (256, 128)
+CLASSIFIER_LEARNING_RATE = 1e-3
+CLASSIFIER_BATCH = 128
+GRID_SIDE = 8
+METRIC = (
+    "Frechet classifier distance (FCD): the Frechet distance between Gaussians fitted "
+    "to test images and to generated samples in the last hidden layer (128 ReLU units) "
+    "of an MLP classifier trained by this run on the same dataset; computed like the "
+    "FID, but not the Inception FID: compare its values only with each other"
+)
+
+
+def build_parser():
+    """Returns the experiment's argument parser (shared flags plus the GAN's)."""
+    p = runner.parser(
+        "Train an MLP GAN with a shared discriminator and with an unshared one (a "
+        "second discriminator for the fakes) and compare their Frechet classifier "
+        "distances.",
+        steps=6000,
+        batch_size=64,
+    )
+    p.add_argument(
+        "--variant",
+        choices=(*VARIANTS, "both"),
+        default="both",
+        help="shared: the discriminator of the fakes reuses the one of the real images; "
+        "unshared: a second discriminator of its own; both: one after the other",
+    )
+    p.add_argument(
+        "--learning-rate",
+        type=float,
+        default=LEARNING_RATE,
+        help="Adam learning rate of both players (beta1 0.5)",
+    )
+    p.add_argument("--noise-dim", type=int, default=64, help="width of the noise z")
+    p.add_argument(
+        "--hidden",
+        type=int,
+        default=256,
+        help="width of the hidden layer of the generator and of the discriminator",
+    )
+    p.add_argument(
+        "--evals",
+        type=int,
+        default=12,
+        help="FCD evaluations during training, evenly spaced (plus one at step 0)",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=5000,
+        help="generated images per FCD evaluation (and real training images for the "
+        "floor); quick runs use at most 1,000",
+    )
+    p.add_argument(
+        "--classifier-steps",
+        type=int,
+        default=3000,
+        help="training steps of the feature classifier (batch 128, Adam 1e-3); quick "
+        "runs use at most 300",
+    )
+    return p
+
+
+def parse_args(argv):
+    """Parses and checks the flags; every check runs before any work.
+
+    Raises:
+        ZooError: a shared flag out of range (see :func:`runner.parse_args`), a
+            non-positive --noise-dim, --hidden, --evals, --classifier-steps or
+            --learning-rate, more --evals than --steps, or fewer than 2 --samples.
+    """
+    args = runner.parse_args(build_parser(), argv)
+    if args.quick:
+        args.samples = min(args.samples, 1000)
+        args.classifier_steps = min(args.classifier_steps, 300)
+    for flag in ("noise_dim", "hidden", "evals", "classifier_steps"):
+        value = getattr(args, flag)
+        if value <= 0:
+            raise ZooError(
+                f"--{flag.replace('_', '-')}: expected a positive integer, found "
+                f"{value}; pass a value > 0"
+            )
+    if args.evals > args.steps:
+        raise ZooError(
+            f"--evals: expected at most one evaluation per step (--steps {args.steps}), "
+            f"found {args.evals}; pass fewer --evals or more --steps"
+        )
+    if args.samples < 2:
+        raise ZooError(
+            f"--samples: expected at least 2 samples to estimate a covariance, found "
+            f"{args.samples}; pass 2 or more (thousands for a stable FCD)"
+        )
+    if not args.learning_rate > 0:
+        raise ZooError(
+            f"--learning-rate: expected a positive number, found {args.learning_rate}; "
+            f"pass e.g. {LEARNING_RATE}"
+        )
+    return args
+
+
+class FeatureClassifier:
+    """The classifier whose last hidden layer is the FCD's feature space.
+
+    Trained by :func:`train_feature_classifier`; its session stays open while the
+    GAN variants are evaluated (:meth:`close` ends it).
+
+    Attributes:
+        test_accuracy: accuracy on the test split.
+        steps_per_second: training speed.
+    """
+
+    def __init__(self, session, images, features, test_accuracy, steps_per_second):
+        self._session, self._images, self._features = session, images, features
+        self.test_accuracy = test_accuracy
+        self.steps_per_second = steps_per_second
+
+    def statistics(self, images):
+        """Returns the :class:`zoo.frechet.FeatureStatistics` of images [n, 784]."""
+        features = self._session.run(self._features, {self._images: images})
+        return feature_statistics(features)
+
+    def close(self):
+        self._session.close()
+
+
+def train_feature_classifier(args, data, run):
+    """Trains an MLP classifier on ``data.train`` and keeps its session open.
+
+    Args:
+        args: the parsed flags (``classifier_steps``, ``seed``).
+        data: the :class:`zoo.data.DataSets`; training starts at its first batch.
+        run: the :class:`experiments.rundir.RunDir` (its checkpointer).
+
+    Returns:
+        :class:`FeatureClassifier`.
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        batches = GraphBatches(data.train, CLASSIFIER_BATCH)
+        scope = "fcd_classifier"
+        model = mlp_classifier(
+            batches.images, batches.labels, scope=scope, hidden=CLASSIFIER_HIDDEN, l2=0.0
+        )
+        train_op = tf.compat.v1.train.AdamOptimizer(CLASSIFIER_LEARNING_RATE).minimize(
+            model.loss
+        )
+        images = tf.compat.v1.placeholder(tf.float32, [None, 784], name="images")
+        labels = tf.compat.v1.placeholder(tf.float32, [None, 10], name="labels")
+        evaluation = mlp_classifier(
+            images, labels, scope=scope, reuse=True, hidden=CLASSIFIER_HIDDEN
+        )
+        init = tf.compat.v1.global_variables_initializer()
+    graph.finalize()
+    data.train.restore({"epoch": 0, "position": 0})
+    session = tf.compat.v1.Session(graph=graph)
+    session.run(init)
+    batches.initialize(session)
+    print("Training the feature classifier...")
+    _, steps_per_second = training.train_loop(
+        session,
+        train_op,
+        model.loss,
+        batches,
+        args.classifier_steps,
+        CLASSIFIER_BATCH,
+        log_every=runner.log_period(args.classifier_steps),
+        desc="classifier",
+        checkpointer=run.checkpointer,
+    )
+    accuracy = float(
+        session.run(
+            evaluation.accuracy, {images: data.test.images, labels: data.test.labels}
+        )
+    )
+    print(f"feature classifier: test accuracy {accuracy:.4f}")
+    features = evaluation.layers[-2].output
+    return FeatureClassifier(session, images, features, accuracy, steps_per_second)
+
+
+def boundaries(steps, evals):
+    """Returns the steps at which the FCD is evaluated: 0, then ``evals`` even cuts."""
+    return [round(k * steps / evals) for k in range(evals + 1)]
+
+
+def run_variant(variant, args, data, run, classifier, real):
+    """Builds, trains and evaluates one variant in its own graph.
+
+    Training runs in ``--evals`` chunks, each one :func:`zoo.training.train_loop`
+    with its own checkpoint, and the FCD is taken after each chunk; a resumed
+    run restores the finished chunks and recomputes their FCD exactly.
+
+    Args:
+        variant: ``"shared"`` or ``"unshared"``.
+        args: the parsed flags.
+        data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
+        run: the :class:`experiments.rundir.RunDir`.
+        classifier: the :class:`FeatureClassifier`.
+        real: the :class:`zoo.frechet.FeatureStatistics` of the test images.
+
+    Returns:
+        ``(result dict, the first GRID_SIDE**2 final samples [n, 784])``.
+    """
+    start = time.perf_counter()
+    graph = tf.Graph()
+    hidden = (args.hidden,)
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        batches = GraphBatches(data.train, args.batch_size)
+        z = resumable_noise(args.batch_size, args.noise_dim)
+        gan = gan_training(
+            batches.images,
+            z,
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
+            scope="gan",
+            shared=variant == "shared",
+            generator_hidden=hidden,
+            discriminator_hidden=hidden,
+        )
+        model = gan.model
+        metrics = {
+            "g_loss": model.g_loss,
+            "d_real": tf.reduce_mean(model.real.probability),
+            "d_fake": tf.reduce_mean(model.fake.probability),
+        }
+        z_eval = tf.compat.v1.placeholder(tf.float32, [None, args.noise_dim], "z_eval")
+        sampler = generator(z_eval, scope="gan/generator", reuse=True, hidden=hidden)
+        init = tf.compat.v1.global_variables_initializer()
+        writer = run.summary_writer(variant, graph=graph)
+    graph.finalize()
+    noise = np.random.default_rng([args.seed, 1]).standard_normal(
+        (args.samples, args.noise_dim)
+    )
+
+    data.train.restore({"epoch": 0, "position": 0})
+    fcd, losses, outputs, seconds = [], [], [], 0.0
+    cuts = boundaries(args.steps, args.evals)
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        batches.initialize(session)
+
+        def evaluate(step):
+            samples = session.run(sampler.images, {z_eval: noise})
+            distance = frechet_distance(real, classifier.statistics(samples))
+            fcd.append([step, distance])
+            training.add_scalar(writer, f"{variant}/fcd", distance, step)
+            tqdm.write(f"  {variant} step {step:6d}: FCD {distance:8.3f}")
+            return samples
+
+        evaluate(0)
+        print(f"Training ({variant})...")
+        for begin, end in itertools.pairwise(cuts):
+            logged, speed = training.train_loop(
+                session,
+                gan.train_op,
+                model.d_loss,
+                batches,
+                end - begin,
+                args.batch_size,
+                log_every=runner.log_period(end - begin),
+                desc=f"{variant}-{end}",
+                metrics=metrics,
+                checkpointer=run.checkpointer,
+            )
+            seconds += (end - begin) / speed
+            for step, d_loss, values in logged:
+                losses.append([begin + step, d_loss, values["g_loss"]])
+                outputs.append([begin + step, values["d_real"], values["d_fake"]])
+                for name, value in (("d_loss", d_loss), *values.items()):
+                    training.add_scalar(writer, f"{variant}/{name}", value, begin + step)
+            samples = evaluate(end)
+    writer.close()
+    result = {
+        "fcd": fcd,
+        "final_fcd": fcd[-1][1],
+        "losses": losses,
+        "loss_columns": ["step", "d_loss", "g_loss"],
+        "discriminator_outputs": outputs,
+        "discriminator_output_columns": ["step", "mean D(real)", "mean D(fake)"],
+        "dataset": data.name,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "noise_dim": args.noise_dim,
+        "hidden": args.hidden,
+        "learning_rate": args.learning_rate,
+        "beta1": BETA1,
+        "seed": args.seed,
+        "samples": args.samples,
+        "wall_time_s": time.perf_counter() - start,
+        "steps_per_second": args.steps / seconds,
+    }
+    return result, samples[: GRID_SIDE**2]
+
+
+def plot_curves(results, floor):
+    """Returns a figure: FCD against the step (left), both losses (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for variant, result in results.items():
+        steps, distances = zip(*result["fcd"], strict=True)
+        left.plot(steps, distances, marker="o", label=variant)
+        steps, d_loss, g_loss = zip(*result["losses"], strict=True)
+        line = right.plot(steps, d_loss, label=f"{variant}: discriminator")
+        right.plot(
+            steps,
+            g_loss,
+            linestyle="--",
+            color=line[0].get_color(),
+            label=f"{variant}: generator",
+        )
+    left.axhline(floor, color="gray", linestyle=":", label="real training images")
+    left.set_yscale("log")
+    left.set_xlabel("training step")
+    left.set_ylabel("Frechet classifier distance (log scale)")
+    left.set_title(f"Sample quality ({next(iter(results.values()))['dataset']})")
+    right.set_xlabel("training step")
+    right.set_ylabel("cross-entropy (training batch)")
+    right.set_title("Losses")
+    for axes in (left, right):
+        axes.legend()
+        axes.grid(alpha=0.3)
+    return figure
+
+
+def plot_samples(images, title):
+    """Returns a figure of a GRID_SIDE x GRID_SIDE grid of images [n, 784]."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    side = int(np.sqrt(images.shape[1]))
+    grid = np.ones((GRID_SIDE * (side + 1), GRID_SIDE * (side + 1)))
+    for i, image in enumerate(images[: GRID_SIDE**2]):
+        row, col = divmod(i, GRID_SIDE)
+        top, left = row * (side + 1), col * (side + 1)
+        grid[top : top + side, left : left + side] = image.reshape(side, side)
+    figure, axes = plt.subplots(figsize=(6, 6.3))
+    axes.imshow(grid, cmap="gray", vmin=0.0, vmax=1.0)
+    axes.set_axis_off()
+    axes.set_title(title)
+    return figure
+
+
+def main(argv=None):
+    """Runs the experiment; see ``--help``.
+
+    Raises:
+        ZooError: bad flags, an existing run directory, or missing/corrupt data.
+    """
+    args = parse_args(argv)
+    data = runner.load_data(args, validation=0)
+    run = rundir.run_dir(args, "gan")
+    start = time.perf_counter()
+    classifier = train_feature_classifier(args, data, run)
+    try:
+        real = classifier.statistics(data.test.images)
+        floor = frechet_distance(
+            real, classifier.statistics(data.train.images[: args.samples])
+        )
+        print(f"FCD of {args.samples} real training images (the floor): {floor:.3f}")
+        variants = VARIANTS if args.variant == "both" else (args.variant,)
+        results, samples = {}, {}
+        for variant in variants:
+            results[variant], samples[variant] = run_variant(
+                variant, args, data, run, classifier, real
+            )
+    finally:
+        classifier.close()
+    summary = {
+        "experiment": "gan",
+        "metric": METRIC,
+        "dataset": data.name,
+        "data_source": data.source,
+        "argv": args.argv,
+        "machine": machine(),
+        "classifier": {
+            "hidden": list(CLASSIFIER_HIDDEN),
+            "steps": args.classifier_steps,
+            "batch_size": CLASSIFIER_BATCH,
+            "learning_rate": CLASSIFIER_LEARNING_RATE,
+            "test_accuracy": classifier.test_accuracy,
+            "steps_per_second": classifier.steps_per_second,
+        },
+        "real_floor_fcd": floor,
+        "variants": results,
+        "wall_time_s": time.perf_counter() - start,
+    }
+    if len(results) == 2:
+        summary["shared_below_unshared"] = (
+            results["shared"]["final_fcd"] < results["unshared"]["final_fcd"]
+        )
+    run.write_json("results.json", summary)
+    run.save_figure("fcd.png", plot_curves(results, floor))
+    for variant, images in samples.items():
+        title = f"{variant}: step {args.steps}, FCD {results[variant]['final_fcd']:.2f}"
+        run.save_figure(f"samples_{variant}.png", plot_samples(images, title))
+    print(f"results in {run.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)

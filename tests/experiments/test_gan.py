@@ -1,0 +1,149 @@
+"""The GAN experiment: a short real Fashion-MNIST run, exact resume, bad flags."""
+
+import json
+import math
+import os
+import signal
+
+import pytest
+
+from experiments import autoencoder, gan, rundir, runner
+from layers import ZooError
+from tests.conftest import raising
+from tests.experiments.test_autoencoder import assert_png, read_events
+from zoo import training
+from zoo.batches import GraphBatches
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+SMALL = ["--samples", "200", "--classifier-steps", "100", "--batch-size", "32"]
+
+
+@pytest.fixture
+def fashion_dir():
+    """The real Fashion-MNIST IDX files, or a skip."""
+    if not os.path.exists(os.path.join(FASHION, "t10k-images-idx3-ubyte.gz")):
+        pytest.skip(f"Fashion-MNIST not found at {FASHION}")
+    return FASHION
+
+
+def on_graph_batch(monkeypatch, call, action):
+    """Runs ``action(None)`` before GraphBatches batch ``call`` (from 0, all loops)."""
+    real, calls = GraphBatches.next_feed, []
+
+    def next_feed(self, session):
+        calls.append(None)
+        if len(calls) - 1 == call:
+            action(None)
+        return real(self, session)
+
+    monkeypatch.setattr(GraphBatches, "next_feed", next_feed)
+
+
+@pytest.mark.slow
+def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
+    out = tmp_path / "run"
+    argv = ["--quick", "--dataset", "fashion_mnist", "--data-dir", fashion_dir]
+    argv += [*SMALL, "--steps", "40", "--evals", "2", "--out", str(out)]
+    assert gan.main(argv) == 0
+
+    results = json.loads((out / "results.json").read_text())
+    assert results["dataset"] == "fashion_mnist" and results["argv"] == argv
+    assert "not the Inception FID" in results["metric"]
+    assert results["classifier"]["steps"] == 100
+    assert results["classifier"]["test_accuracy"] > 0.6  # chance is 0.1
+    assert isinstance(results["shared_below_unshared"], bool)
+    variants = results["variants"]
+    assert set(variants) == {"shared", "unshared"}
+    for variant, result in variants.items():
+        steps, distances = zip(*result["fcd"], strict=True)
+        assert steps == (0, 20, 40)
+        assert all(math.isfinite(d) and d > results["real_floor_fcd"] for d in distances)
+        assert result["final_fcd"] == distances[-1]
+        assert [row[0] for row in result["losses"]] == [
+            begin + step for begin in (0, 20) for step in range(0, 20, 4)
+        ]
+        assert all(math.isfinite(value) for row in result["losses"] for value in row)
+        assert result["steps"] == 40 and result["batch_size"] == 32
+        assert result["dataset"] == "fashion_mnist" and result["steps_per_second"] > 0
+        tags, has_graph = read_events(out / "tensorboard" / variant)
+        assert has_graph
+        assert {f"{variant}/{n}" for n in ("fcd", "d_loss", "g_loss", "d_real")} <= tags
+        assert_png(out / f"samples_{variant}.png")
+    # One seed, one generator at step 0; the shared GAN has learnt something by step 40.
+    assert variants["shared"]["fcd"][0] == variants["unshared"]["fcd"][0]
+    assert variants["shared"]["final_fcd"] < variants["shared"]["fcd"][0][1]
+    assert_png(out / "fcd.png")
+
+
+@pytest.mark.slow
+def test_sigterm_then_resume_gives_the_uninterrupted_results(
+    tiny_data_dir, tmp_path, monkeypatch
+):
+    flags = ["--data-dir", tiny_data_dir, "--steps", "24", "--evals", "2", "--hidden", "16"]
+    flags += ["--samples", "50", "--classifier-steps", "10", "--checkpoint-every", "5"]
+    flags += ["--batch-size", "16", "--variant", "shared"]
+    straight, broken = tmp_path / "straight", tmp_path / "broken"
+    gan.main([*flags, "--out", str(straight)])
+    # classifier 10 steps, then shared step 15: the second of its two chunks
+    on_graph_batch(monkeypatch, 10 + 15, raising(signal.SIGTERM))
+    with pytest.raises(training.RunInterrupted, match="shared-24: interrupted by SIGTERM"):
+        gan.main([*flags, "--out", str(broken)])
+    monkeypatch.undo()
+    gan.main([*flags, "--resume", str(broken)])
+
+    expected, resumed = (
+        json.loads((run / "results.json").read_text()) for run in (straight, broken)
+    )
+    assert resumed["classifier"]["test_accuracy"] == expected["classifier"]["test_accuracy"]
+    assert resumed["real_floor_fcd"] == expected["real_floor_fcd"]
+    for key in ("fcd", "losses", "discriminator_outputs"):
+        assert resumed["variants"]["shared"][key] == expected["variants"]["shared"][key]
+
+
+def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_dir):
+    other = str(tmp_path / "autoencoder")
+    args = runner.parse_args(autoencoder.build_parser(), ["--out", other])
+    rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
+    with pytest.raises(
+        ZooError,
+        match=r"expected a run directory of the gan experiment, found one of "
+        r"'autoencoder'",
+    ):
+        gan.main(["--data-dir", tiny_data_dir, "--resume", other])
+    assert not os.path.exists(os.path.join(other, "checkpoints"))
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--noise-dim", "0"], "--noise-dim: expected a positive integer, found 0"),
+        (["--hidden", "-3"], "--hidden: expected a positive integer, found -3"),
+        (["--evals", "11", "--steps", "10"], "--evals: expected at most one evaluation"),
+        (["--samples", "1"], "--samples: expected at least 2 samples"),
+        (["--learning-rate", "0"], "--learning-rate: expected a positive number"),
+        (["--classifier-steps", "0"], "--classifier-steps: expected a positive integer"),
+        (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
+    ],
+)
+def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
+    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(gan.main, argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_help_documents_every_gan_flag(capsys):
+    with pytest.raises(SystemExit):
+        gan.main(["--help"])
+    text = capsys.readouterr().out
+    for flag in ("--variant", "--noise-dim", "--hidden", "--evals", "--samples"):
+        assert flag in text
+    assert "--classifier-steps" in text and "--resume" in text
+
+
+def test_boundaries_cut_the_steps_evenly():
+    assert gan.boundaries(6000, 12)[:3] == [0, 500, 1000]
+    assert gan.boundaries(10, 3) == [0, 3, 7, 10]

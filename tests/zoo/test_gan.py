@@ -1,0 +1,275 @@
+"""The GAN builders: variable names, one discriminator read twice, the unshared ablation,
+var_list training by scope, resumable noise, eager sharing, Keras and inspect, errors."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo
+from layers import EagerError, ScopeError, ShapeError
+from zoo.inspect import inspect_model
+from zoo.keras import ZooLayer
+from zoo.models.gan import (
+    discriminator,
+    gan,
+    gan_training,
+    generator,
+    resumable_noise,
+    trainable_under,
+)
+from zoo.share import share
+
+v1 = tf.compat.v1
+SMALL = {"generator_hidden": (8,), "discriminator_hidden": (6,)}
+LAYER_NAMES = ("W_hid_1", "b_hid_1", "W_out", "b_out")
+
+
+def names():
+    return sorted(v.name for v in v1.trainable_variables())
+
+
+def scope_names(scope):
+    return sorted(f"{scope}/{name}:0" for name in LAYER_NAMES)
+
+
+def inputs(n_pixels=16, noise_dim=4):
+    return (
+        v1.placeholder(tf.float32, [None, n_pixels], name="x"),
+        v1.placeholder(tf.float32, [None, noise_dim], name="z"),
+    )
+
+
+def values(rows=5, n_pixels=16, noise_dim=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.random((rows, n_pixels)).astype(np.float32),
+        rng.standard_normal((rows, noise_dim)).astype(np.float32),
+    )
+
+
+def log_sigmoid(t):
+    return -np.logaddexp(0.0, -t)
+
+
+def test_shared_gan_has_one_generator_and_one_discriminator(graph):
+    x, z = inputs()
+    net = gan(x, z, scope="gan", **SMALL)
+    both = scope_names("gan/discriminator") + scope_names("gan/generator")
+    assert names() == sorted(both)
+    shapes = {v.op.name: v.shape.as_list() for v in v1.trainable_variables()}
+    assert shapes["gan/generator/W_hid_1"] == [4, 8]
+    assert shapes["gan/generator/W_out"] == [8, 16]
+    assert shapes["gan/discriminator/W_hid_1"] == [16, 6]
+    assert shapes["gan/discriminator/W_out"] == [6, 1]
+    assert net.shared and net.discriminator_scopes == ("gan/discriminator",)
+    for real_layer, fake_layer in zip(net.real.layers, net.fake.layers, strict=True):
+        assert real_layer.w is fake_layer.w and real_layer.b is fake_layer.b
+    assert net.generator.images.shape.as_list() == [None, 16]
+    assert net.real.logits.shape.as_list() == [None]
+
+
+def test_inspect_shows_each_discriminator_weight_read_twice(graph):
+    rows, _ = inspect_model("gan", **SMALL)
+    readers = {row.name: len(row.readers) for row in rows}
+    assert readers == {
+        **{f"gan/discriminator/{n}": 2 for n in LAYER_NAMES},
+        **{f"gan/generator/{n}": 1 for n in LAYER_NAMES},
+    }
+    unshared, _ = inspect_model("gan", shared=False, **SMALL)
+    assert len(unshared) == 12 and all(len(row.readers) == 1 for row in unshared)
+
+
+def test_reuse_creates_nothing_and_returns_the_same_variables(graph):
+    x, z = inputs()
+    first = gan(x, z, scope="gan", **SMALL)
+    before = v1.global_variables()
+    again = gan(x, z, scope="gan", reuse=True, **SMALL)
+    assert v1.global_variables() == before
+    pairs = zip(first.generator.layers, again.generator.layers, strict=True)
+    assert all(a.w is b.w for a, b in pairs)
+    assert again.real.layers[0].w is first.real.layers[0].w
+    sampler = generator(z, scope="gan/generator", reuse=True, hidden=(8,), n_pixels=16)
+    assert v1.global_variables() == before
+    assert sampler.layers[-1].w is first.generator.layers[-1].w
+
+
+def test_unshared_ablation_has_a_second_discriminator_of_its_own(graph):
+    x, z = inputs()
+    net = gan(x, z, scope="gan", shared=False, **SMALL)
+    assert names() == sorted(
+        scope_names("gan/discriminator")
+        + scope_names("gan/discriminator_fake")
+        + scope_names("gan/generator")
+    )
+    assert net.discriminator_scopes == ("gan/discriminator", "gan/discriminator_fake")
+    real_ids = {id(p) for layer in net.real.layers for p in layer.params}
+    fake_ids = {id(p) for layer in net.fake.layers for p in layer.params}
+    assert len(real_ids) == len(fake_ids) == 4 and not real_ids & fake_ids
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_fake_scores_are_the_real_discriminator_exactly_when_shared(graph, shared):
+    """D(real) fed the generated images gives D(fake) only if the variables are one."""
+    v1.set_random_seed(0)
+    x, z = inputs()
+    net = gan(x, z, scope="gan", shared=shared, **SMALL)
+    _, zv = values()
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        images, fake_logits = session.run([net.generator.images, net.fake.logits], {z: zv})
+        as_real = session.run(net.real.logits, {x: images})
+    assert np.allclose(as_real, fake_logits, rtol=1e-6) == shared
+
+
+def test_losses_match_numpy(graph):
+    x, z = inputs()
+    net = gan(x, z, scope="gan", **SMALL)
+    xv, zv = values()
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        real, fake, d_loss, g_loss = session.run(
+            [net.real.logits, net.fake.logits, net.d_loss, net.g_loss], {x: xv, z: zv}
+        )
+    expected_d = -np.mean(log_sigmoid(real)) - np.mean(log_sigmoid(-fake))
+    np.testing.assert_allclose(d_loss, expected_d, rtol=1e-5)
+    np.testing.assert_allclose(g_loss, -np.mean(log_sigmoid(fake)), rtol=1e-5)
+
+
+def test_trainable_under_matches_whole_scope_components(graph):
+    x, z = inputs()
+    gan(x, z, scope="gan", shared=False, **SMALL)
+    prefix_match = v1.get_collection(v1.GraphKeys.TRAINABLE_VARIABLES, "gan/discriminator")
+    assert len(prefix_match) == 8  # TensorFlow's prefix match takes both discriminators
+    assert [v.op.name for v in trainable_under("gan/discriminator")] == [
+        f"gan/discriminator/{n}" for n in LAYER_NAMES
+    ]
+    assert len(trainable_under("gan/discriminator", "gan/generator")) == 8
+    with pytest.raises(ScopeError, match="gan/disc: expected trainable variables under"):
+        trainable_under("gan/disc")
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_each_optimizer_moves_only_its_own_variables(graph, shared):
+    """One train_op: D steps first; G steps against the updated D and leaves D alone."""
+    v1.set_random_seed(1)
+    x, z = inputs()
+    lr = 0.5
+    steps = gan_training(
+        x,
+        z,
+        v1.train.GradientDescentOptimizer(lr),
+        v1.train.GradientDescentOptimizer(lr),
+        scope="gan",
+        shared=shared,
+        **SMALL,
+    )
+    d_vars, g_vars = list(steps.discriminator_variables), list(steps.generator_variables)
+    scopes = ["gan/discriminator"] + ([] if shared else ["gan/discriminator_fake"])
+    assert [v.op.name for v in d_vars] == [f"{s}/{n}" for s in scopes for n in LAYER_NAMES]
+    assert [v.op.name for v in g_vars] == [f"gan/generator/{n}" for n in LAYER_NAMES]
+    g_gradients = tf.gradients(steps.model.g_loss, g_vars)
+    feed = dict(zip((x, z), values(), strict=True))
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        start_d, start_g = session.run((d_vars, g_vars))
+        session.run(steps.d_step, feed)  # the discriminator's update alone
+        d_after, g_after_d = session.run((d_vars, g_vars))
+        gradients = session.run(g_gradients, feed)  # against the updated D
+        for variable, value in zip(d_vars + g_vars, start_d + start_g, strict=True):
+            variable.load(value, session)
+        session.run(steps.train_op, feed)  # D's update, then G's
+        d_both, g_both = session.run((d_vars, g_vars))
+
+    for before, now in zip(start_g, g_after_d, strict=True):
+        np.testing.assert_array_equal(now, before)  # D's optimizer leaves G alone
+    assert all((now != before).any() for now, before in zip(d_after, start_d, strict=True))
+    for d_only, now in zip(d_after, d_both, strict=True):
+        np.testing.assert_array_equal(now, d_only)  # G's optimizer leaves D alone
+    for before, gradient, now in zip(start_g, gradients, g_both, strict=True):
+        np.testing.assert_allclose(now, before - lr * gradient, rtol=1e-5, atol=1e-7)
+    assert all((now != before).any() for now, before in zip(g_both, start_g, strict=True))
+
+
+def test_noise_follows_the_checkpointed_counter(graph):
+    v1.set_random_seed(3)
+    z = resumable_noise(2000, 8)
+    (draws,) = v1.global_variables()
+    assert draws.op.name == "noise/draws" and v1.trainable_variables() == []
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        first = [session.run(z) for _ in range(3)]
+    with v1.Session() as resumed:  # a new session, counter as a checkpoint holds it
+        draws.load(1, resumed)
+        again = [resumed.run(z) for _ in range(2)]
+    np.testing.assert_array_equal(again, first[1:])
+    assert not np.array_equal(first[0], first[1])
+    assert abs(first[0].mean()) < 0.05 and abs(first[0].std() - 1) < 0.05
+
+
+def test_eager_share_creates_the_variables_once_with_graph_names():
+    model = share(gan, "eager_gan", **SMALL)
+    xv, zv = values()
+    first = model(tf.constant(xv), tf.constant(zv))
+    again = model(tf.constant(xv[:2]), tf.constant(zv[:2]))
+    assert sorted(v.name for v in model.variables) == sorted(
+        scope_names("eager_gan/discriminator") + scope_names("eager_gan/generator")
+    )
+    assert again.fake.layers[0].w is first.real.layers[0].w
+    np.testing.assert_allclose(again.generator.images, first.generator.images[:2], 1e-6)
+
+
+def test_generator_as_a_keras_layer():
+    layer = ZooLayer("gan_generator", output="images", hidden=(8,), scope="g")
+    model = keras.Sequential([keras.Input((4,)), layer])
+    images = np.asarray(model(values()[1]))
+    assert layer.variable_names == [f"g/{name}" for name in LAYER_NAMES]
+    assert images.shape == (5, 784) and ((images > 0) & (images < 1)).all()
+
+
+def test_registered_for_inspect_and_keras():
+    assert zoo.MODELS["gan"] is gan
+    assert zoo.MODELS["gan_generator"] is generator
+    assert zoo.MODELS["gan_discriminator"] is discriminator
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (
+            {"generator_hidden": (8, 0)},
+            ShapeError,
+            r"gan: expected generator_hidden\[1\] to be a positive int, found 0",
+        ),
+        (
+            {"discriminator_hidden": 6},
+            ShapeError,
+            r"gan: expected discriminator_hidden as a sequence of positive ints, found 6",
+        ),
+        ({"reuse": True}, ScopeError, r"gan/generator/W_hid_1 to exist \(reuse=True\)"),
+    ],
+)
+def test_bad_arguments_name_the_scope_before_any_variable(graph, kwargs, error, message):
+    x, z = inputs()
+    with pytest.raises(error, match=message):
+        gan(x, z, scope="gan", **{**SMALL, **kwargs})
+    assert v1.global_variables() == []
+
+
+def test_inputs_without_static_width_are_refused(graph):
+    x, z = inputs()
+    unknown = v1.placeholder(tf.float32, [None, None])
+    with pytest.raises(ShapeError, match=r"gan: expected real images x of shape"):
+        gan(unknown, z, scope="gan")
+    with pytest.raises(ShapeError, match=r"gan: expected noise z of shape"):
+        gan(x, unknown, scope="gan")
+    with pytest.raises(ShapeError, match=r"g: expected n_pixels to be a positive int"):
+        generator(z, scope="g", n_pixels=0)
+    with pytest.raises(ShapeError, match=r"noise: expected noise_dim to be a positive"):
+        resumable_noise(4, 0)
+    assert v1.global_variables() == []
+
+
+def test_builders_called_eagerly_raise():
+    with pytest.raises(EagerError, match=r"gan: expected a graph .*zoo.share"):
+        gan(tf.zeros([2, 16]), tf.zeros([2, 4]), scope="gan")

@@ -1,0 +1,55 @@
+"""docs/migrating.md runs as written: its Python blocks, in order, on small data."""
+
+import linecache
+import pathlib
+import re
+
+import pytest
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "migrating.md"
+SIZES = "STEPS, FINE_TUNE, BATCH = 1000, 100, 128"
+
+
+def doc_blocks():
+    """The page's ```python blocks, in order."""
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+def run_doc(data_dir, sizes):
+    """Runs the page's code with another data directory and sizes; returns its names."""
+    code = "\n".join(doc_blocks())
+    assert SIZES in code and 'DATA_DIR = "/usr/share/datasets/fashion-mnist"' in code
+    code = code.replace(SIZES, sizes)
+    code = code.replace("/usr/share/datasets/fashion-mnist", data_dir)
+    filename = "<docs/migrating.md>"  # autograph reads tf.function sources from here
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace = {"__name__": "migrating_doc"}
+    exec(compile(code, filename, "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+@pytest.mark.slow
+def test_the_page_runs_and_every_path_restores_the_tf1_weights(
+    tiny_data_dir, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    names = run_doc(tiny_data_dir, "STEPS, FINE_TUNE, BATCH = 12, 3, 32")
+    try:
+        check_outcome(names, tmp_path)
+    finally:
+        names.clear()  # Keras's registry keeps siamese, and so its globals, alive
+
+
+def check_outcome(names, tmp_path):
+    """Every path restored the TF1 weights; the report and the Keras layer are right."""
+    tf1 = names["tf1_accuracy"]
+    assert names["graph_accuracy"] == names["eager_accuracy"] == tf1
+    assert abs(names["keras_accuracy"] - tf1) < 1e-3  # Keras's predict batches the pairs
+    report = names["restore"].report
+    assert [name for _, name in report.restored] == [
+        f"siamese/tower/{n}" for n in ("W1", "b1", "W2", "b2")
+    ]
+    assert report.left_out_variables == (
+        ("siamese/temperature", "no 'temperature' in checkpoint scope 'model'"),
+    )
+    assert len(names["layer"].losses) == 2 and (tmp_path / "siamese.keras").exists()
