@@ -10,6 +10,7 @@ DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir 
 .PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
 	experiment-gan \
+	experiment-dqn \
 	bench bench-state bench-gradients experiment-siamese experiment-rnn
 
 install:
@@ -50,6 +51,10 @@ experiment-rnn:
 
 experiment-gan:
 	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)
+
+# DQN on CartPole-v1 (gymnasium): no target network vs hard copy vs Polyak, 5 seeds each.
+experiment-dqn:
+	$(PY) -m experiments.dqn $(ARGS)
 
 MODEL ?= autoencoder
 inspect:

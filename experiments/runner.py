@@ -158,7 +158,7 @@ def one_of(names):
     return check
 
 
-def parser(description, steps, batch_size, quick_steps=300, resumable=True):
+def parser(description, steps, batch_size, quick_steps=300, resumable=True, data=True):
     """Returns an ``ArgumentParser`` with the flags every experiment shares.
 
     The parser knows its experiment (the calling module, e.g.
@@ -172,6 +172,8 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True):
         quick_steps: steps used by ``--quick``.
         resumable: add ``--checkpoint-every`` and ``--resume`` (False for
             benchmarks, which do not checkpoint).
+        data: add ``--dataset`` and ``--data-dir`` (False for experiments that
+            read no dataset, such as reinforcement learning).
     """
     p = bare_parser(description, _caller_module())
     p.add_argument(
@@ -182,21 +184,22 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True):
         may_differ_on_resume=True,
     )
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
-    p.add_argument(
-        "--dataset",
-        default=None,
-        check=one_of(DATASETS),
-        help=f"one of {', '.join(DATASETS)}; default: what the --data-dir files are "
-        "(by content), mnist from tensorflow-datasets",
-    )
-    p.add_argument(
-        "--data-dir",
-        default=None,
-        check=directory,
-        may_differ_on_resume=True,
-        help="directory of the four IDX files (.gz or raw); default $ZOO_DATA_DIR, "
-        "then tensorflow-datasets",
-    )
+    if data:
+        p.add_argument(
+            "--dataset",
+            default=None,
+            check=one_of(DATASETS),
+            help=f"one of {', '.join(DATASETS)}; default: what the --data-dir files are "
+            "(by content), mnist from tensorflow-datasets",
+        )
+        p.add_argument(
+            "--data-dir",
+            default=None,
+            check=directory,
+            may_differ_on_resume=True,
+            help="directory of the four IDX files (.gz or raw); default $ZOO_DATA_DIR, "
+            "then tensorflow-datasets",
+        )
     p.add_argument(
         "--seed",
         type=int,

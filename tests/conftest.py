@@ -106,17 +106,14 @@ def raising(signum):
     return action
 
 
-def on_graph_run(monkeypatch, call, action):
-    """Runs ``action()`` as GraphBatches readies run number ``call`` (from 0).
-
-    A run trains one step, or several with ``--steps-per-run``.
-    """
+def on_graph_batch(monkeypatch, call, action):
+    """Runs ``action(None)`` before GraphBatches run ``call`` (from 0, all loops)."""
     real, calls = GraphBatches.next_feed, []
 
     def next_feed(self, session, count=1):
-        calls.append(count)
+        calls.append(None)
         if len(calls) - 1 == call:
-            action()
+            action(None)
         return real(self, session, count)
 
     monkeypatch.setattr(GraphBatches, "next_feed", next_feed)

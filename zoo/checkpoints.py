@@ -107,11 +107,19 @@ class Checkpointer:
 
     def open(self, session, batches, desc, steps, batch_size):
         """Returns the checkpoint of the next training loop (used by train_loop)."""
+        return SessionLoopCheckpoint(
+            self, self.next_path(desc), session, batches, desc, steps, batch_size
+        )
+
+    def next_path(self, desc):
+        """Returns the file of the next training loop's checkpoint: ``NN-<desc>.npz``.
+
+        Loops that build their own :class:`LoopCheckpoint` take their path here,
+        so they are numbered with the others.
+        """
         name = f"{self.loops:02d}-{re.sub(r'[^A-Za-z0-9_.=-]+', '_', desc)}.npz"
         self.loops += 1
-        return SessionLoopCheckpoint(
-            self, os.path.join(self.root, name), session, batches, desc, steps, batch_size
-        )
+        return os.path.join(self.root, name)
 
 
 class LoopCheckpoint:
@@ -345,7 +353,10 @@ def _state_problem(state, examples):
         if not _is_int(state[field]) or state[field] < 0:
             return f"{field} {state[field]!r} (expected an int >= 0)"
     data = state["data"]
-    if not (
+    # A DataSet's (epoch, position) is checked here; other batch sources (a
+    # replay buffer's rollout) check their own state in ``restore``.
+    dataset_state = not isinstance(data, dict) or set(data) <= {"epoch", "position"}
+    if dataset_state and not (
         isinstance(data, dict)
         and _is_int(data.get("epoch"))
         and _is_int(data.get("position"))

@@ -394,7 +394,7 @@ def run_steps(
                     entry = (logged_step, value)
                     if values is not None:
                         offset = logged_step - step
-                        entry += ({name: float(v[offset]) for name, v in values.items()},)
+                        entry += ({name: _plain(v[offset]) for name, v in values.items()},)
                     logged.append(entry)
                     _report(desc, logged_step, value, on_log, writer)
             step += count
@@ -404,6 +404,11 @@ def run_steps(
             if caught:
                 raise checkpoints.interrupted(caught[0], step, logged)
     return logged, steps / (seconds + time.perf_counter() - began)
+
+
+def _plain(value):
+    """A numpy scalar as a Python number (JSON-able); anything else as it is."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def _feeder(session, batches, batch_size, feed, desc):

@@ -35,7 +35,7 @@ HOSTILE = {
 ZERO = "0"
 ZERO_MEANS_SOMETHING = {
     "seed", "validation", "warmup", "inter_op", "intra_op", "task_index",
-    "max_restarts", "ps_steps", "tolerance",
+    "max_restarts", "ps_steps", "tolerance", "gamma", "profile_calls", "learning_starts",
 }  # fmt: skip
 
 

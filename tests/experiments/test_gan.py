@@ -9,10 +9,9 @@ import pytest
 
 from experiments import autoencoder, gan, rundir, runner
 from layers import ZooError
-from tests.conftest import raising
+from tests.conftest import on_graph_batch, raising
 from tests.experiments.test_autoencoder import assert_png, read_events
 from zoo import training
-from zoo.batches import GraphBatches
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 SMALL = ["--samples", "200", "--classifier-steps", "100", "--batch-size", "32"]
@@ -24,19 +23,6 @@ def fashion_dir():
     if not os.path.exists(os.path.join(FASHION, "t10k-images-idx3-ubyte.gz")):
         pytest.skip(f"Fashion-MNIST not found at {FASHION}")
     return FASHION
-
-
-def on_graph_batch(monkeypatch, call, action):
-    """Runs ``action(None)`` before GraphBatches batch ``call`` (from 0, all loops)."""
-    real, calls = GraphBatches.next_feed, []
-
-    def next_feed(self, session):
-        calls.append(None)
-        if len(calls) - 1 == call:
-            action(None)
-        return real(self, session)
-
-    monkeypatch.setattr(GraphBatches, "next_feed", next_feed)
 
 
 @pytest.mark.slow
@@ -106,8 +92,7 @@ def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_
     rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
     with pytest.raises(
         ZooError,
-        match=r"expected a run directory of the gan experiment, found one of "
-        r"'autoencoder'",
+        match=r"expected a run of experiments.gan, found a run of experiments.autoencoder",
     ):
         gan.main(["--data-dir", tiny_data_dir, "--resume", other])
     assert not os.path.exists(os.path.join(other, "checkpoints"))
@@ -120,13 +105,15 @@ def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_
         (["--hidden", "-3"], "--hidden: expected a positive integer, found -3"),
         (["--evals", "11", "--steps", "10"], "--evals: expected at most one evaluation"),
         (["--samples", "1"], "--samples: expected at least 2 samples"),
-        (["--learning-rate", "0"], "--learning-rate: expected a positive number"),
+        (["--learning-rate", "0"], "--learning-rate: expected a finite number > 0"),
         (["--classifier-steps", "0"], "--classifier-steps: expected a positive integer"),
         (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
     ],
 )
-def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
-    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
+def test_bad_flags_exit_with_one_line_before_any_work(
+    tmp_path, tiny_data_dir, capsys, flags, message
+):
+    argv = ["--data-dir", tiny_data_dir, "--out", str(tmp_path / "run"), *flags]
     with pytest.raises(SystemExit) as exit_info:
         runner.entry_point(gan.main, argv)
     assert exit_info.value.code == 2

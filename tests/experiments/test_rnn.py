@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from experiments import rnn, runner
-from tests.conftest import on_graph_run
+from tests.conftest import on_graph_batch, raising
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -57,7 +57,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     assert rnn.main(tiny_argv(tiny_data_dir, whole)) == 0
     looped = tiny_argv(tiny_data_dir, cut, "--steps-per-run", "2")
     # Runs of 2 steps, cut at the checkpoint every 5: [0, 1], [2, 3], [4], [5, 6], ...
-    on_graph_run(monkeypatch, 3, lambda: signal.raise_signal(signal.SIGTERM))
+    on_graph_batch(monkeypatch, 3, raising(signal.SIGTERM))
     with pytest.raises(SystemExit) as exit_info:
         runner.entry_point(rnn.main, looped)
     assert exit_info.value.code == 128 + signal.SIGTERM

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from experiments import runner, siamese
-from tests.conftest import on_graph_run
+from tests.conftest import on_graph_batch, raising
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -58,7 +58,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     assert siamese.main(tiny_argv(tiny_data_dir, whole, "--steps-per-run", "1")) == 0
     looped = tiny_argv(tiny_data_dir, cut, "--steps-per-run", "3")
-    on_graph_run(monkeypatch, 2, lambda: signal.raise_signal(signal.SIGINT))  # steps 5-7
+    on_graph_batch(monkeypatch, 2, raising(signal.SIGINT))  # steps 5-7
     with pytest.raises(SystemExit) as exit_info:
         runner.entry_point(siamese.main, looped)
     assert exit_info.value.code == 128 + signal.SIGINT

@@ -6,6 +6,7 @@ from zoo.models.conv import conv_classifier
 from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+from zoo.models.qnet import DQN, QNetwork, dqn, q_network
 from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
 from zoo.models.siamese import (
     Siamese,
@@ -27,6 +28,7 @@ MODELS = {
     "siamese": siamese,
     "embedding_tower": embedding_tower,
     "rnn_classifier": rnn_classifier,
+    "q_network": q_network,
 }
 
 
@@ -49,12 +51,15 @@ __all__ = [
     "Discriminator",
     "GAN",
     "Generator",
+    "DQN",
+    "QNetwork",
     "autoencoder",
     "conv_autoencoder",
     "conv_classifier",
     "discriminator",
     "gan",
     "generator",
+    "dqn",
     "get_model",
     "mlp_classifier",
     "model_average",
@@ -68,4 +73,5 @@ __all__ = [
     "partners_in_batch",
     "rnn_classifier",
     "siamese",
+    "q_network",
 ]

@@ -1,0 +1,231 @@
+"""The DQN experiment: replay buffer, episode statistics, bad flags, a quick run, resume."""
+
+import json
+import os
+import re
+import signal
+
+import numpy as np
+import pytest
+
+from experiments import autoencoder, dqn, rundir, runner
+from tests.experiments.test_autoencoder import assert_png, read_events
+from zoo import training
+
+SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16", "16"]
+
+
+def test_replay_buffer_is_a_ring():
+    replay = dqn.ReplayBuffer(3, 2)
+    for i in range(5):
+        replay.add([i, -i], i % 2, float(i), [i + 1, 0], i == 4)
+    assert (replay.position, replay.size) == (2, 3)
+    assert replay.arrays["rewards"].tolist() == [3.0, 4.0, 2.0]  # 0 and 1 overwritten
+    assert replay.arrays["observations"][1].tolist() == [4.0, -4.0]
+    assert replay.arrays["terminated"].tolist() == [0.0, 1.0, 0.0]
+    observations, actions, rewards, next_observations, terminated = replay.sample(
+        np.random.default_rng(0), 50
+    )
+    assert set(rewards.tolist()) == {2.0, 3.0, 4.0}
+    assert (next_observations[:, 0] == observations[:, 0] + 1).all()
+    assert (actions == rewards.astype(int) % 2).all()
+
+
+def test_returns_summary_counts_from_the_hundredth_episode():
+    returns = [10.0] * 99 + [500.0] * 101
+    ends = list(range(1, 201))
+    summary = dqn.summarize_returns(returns, ends, 475)
+    means = dqn.rolling_means(returns)
+    assert means[98] is None and means[99] == pytest.approx((99 * 10 + 500) / 100)
+    first = next(i for i, m in enumerate(means) if m is not None and m >= 475)
+    assert first == 193  # episodes 94..193: 95 at 500, 5 at 10, mean 475.5
+    assert summary["steps_to_threshold"] == ends[first]
+    assert summary["last_100_mean"] == 500.0 and summary["solved"]
+    assert summary["lowest_100_mean_after_threshold"] == pytest.approx(475.5)
+    assert dqn.summarize_returns([20.0] * 50, list(range(50)), 475)["solved"] is False
+
+
+def test_curve_is_the_running_mean_at_each_step():
+    run = {"episode_end_steps": [10, 30, 35], "episode_returns": [10.0, 20.0, 5.0]}
+    values = dqn.curve(run, np.array([5, 10, 29, 30, 40]))
+    assert np.isnan(values[0])
+    assert values[1:].tolist() == [10.0, 10.0, 15.0, 35.0 / 3]
+
+
+def test_episode_seeds_differ_and_repeat():
+    assert dqn.episode_seed(0, 3) == dqn.episode_seed(0, 3)
+    assert len({dqn.episode_seed(s, e) for s in range(3) for e in range(3)}) == 9
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--tau", "0"], r"--tau: expected a finite number > 0, found 0.0; pass one > 0 and <= 1"),  # noqa: E501
+        (["--tau", "1.5"], r"--tau: expected a finite number > 0, found 1.5"),
+        (["--target-period", "0"], "--target-period: expected a positive integer, found 0"),
+        (["--env", "CartPol-v1"], "--env: expected a gymnasium environment id, found "
+         "'CartPol-v1' \\(not registered\\); did you mean CartPole-v1"),
+        (["--env", "Pendulum-v1"], "--env Pendulum-v1: expected flat Box observations and "
+         "Discrete actions"),
+        (["--seeds", "0"], "--seeds: expected a positive integer, found 0"),
+        (["--epsilon-end", "2"], r"--epsilon-end: expected a probability in \[0, 1\]"),
+        (["--gamma", "-0.1"], r"--gamma: expected a finite number >= 0, found -0.1"),
+    ],
+)  # fmt: skip
+def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(dqn.main, ["--quick", "--out", str(out), *flags])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: ")
+    assert re.search(message, err), err
+    assert not out.exists()
+
+
+def test_an_environment_that_cannot_be_made_is_refused(monkeypatch):
+    def make(env_id):
+        raise dqn.gymnasium.error.DependencyNotInstalled("box2d is not installed")
+
+    monkeypatch.setattr(dqn.gymnasium, "make", make)
+    with pytest.raises(
+        dqn.ZooError,
+        match="--env CartPole-v1: expected an environment "
+        "gymnasium can make, found DependencyNotInstalled: box2d",
+    ):
+        dqn.check_env("CartPole-v1")
+
+
+def test_resume_of_another_experiment_is_refused(tmp_path):
+    other = str(tmp_path / "autoencoder")
+    args = runner.parse_args(autoencoder.build_parser(), ["--out", other])
+    rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
+    with pytest.raises(
+        dqn.ZooError,
+        match=r"expected a run of experiments.dqn, found a run of experiments.autoencoder",
+    ):
+        dqn.main(["--quick", "--resume", other])
+    assert not os.path.exists(os.path.join(other, "checkpoints"))
+
+
+def test_resume_with_other_flags_is_refused(tmp_path):
+    out = str(tmp_path / "run")
+    rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
+    with pytest.raises(
+        dqn.ZooError, match=r"expected --tau 0.02 as the run was started with \(run.json\)"
+    ):
+        dqn.main(["--resume", out, "--tau", "0.01"])
+    assert sorted(os.listdir(out)) == [".lock", "run.json"]
+
+
+@pytest.mark.slow
+def test_quick_run_writes_every_output(tmp_path):
+    out = tmp_path / "run"
+    argv = ["--quick", "--seeds", "1", "--steps", "60", "--out", str(out), *SMALL]
+    assert dqn.main(argv) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["experiment"] == "dqn" and results["env"] == "CartPole-v1"
+    assert results["reward_threshold"] == 475
+    assert set(results["variants"]) == {"none", "hard", "polyak"}
+    assert results["variants"]["hard"]["sync"] == {
+        "target_network": True, "period": 200, "tau": 1.0
+    }  # fmt: skip
+    for variant, result in results["variants"].items():
+        (run,) = result["runs"]
+        assert run["env_steps"] == 40 + 60 and run["updates"] == 60
+        assert sum(run["episode_returns"]) == run["episode_end_steps"][-1]
+        assert run["episodes"] == len(run["episode_returns"]) > 0
+        assert run["env_steps_per_second"] > 0
+        assert set(run["seconds"]) == {"act", "env", "replay", "train", "other"}
+        profile = result["step_profile_ms"]
+        assert set(profile) == {"cpu_ms", "wall_ms"}
+        for parts in profile.values():
+            assert set(parts) == {
+                "sample", "noop", "forward", "backward", "apply", "sync", "train_step",
+                "copy",
+            }  # fmt: skip
+            assert parts["train_step"] > parts["noop"] > 0
+        tags, has_graph = read_events(out / "tensorboard" / f"{variant}-seed0")
+        assert has_graph
+        assert {f"{variant}-seed0/loss", f"{variant}-seed0/episode_return"} <= tags
+    assert_png(out / "returns.png")
+    assert sorted(os.listdir(out / "checkpoints")) == [
+        "00-none-seed0.npz", "01-hard-seed0.npz", "02-polyak-seed0.npz"
+    ]  # fmt: skip
+
+
+def interrupt_at_update(monkeypatch, call):
+    """Sends SIGINT to this process when update number ``call`` (from 0) samples."""
+    real, calls = dqn.Rollout.sample, []
+
+    def sample(self, batch_size):
+        calls.append(1)
+        if len(calls) - 1 == call:
+            signal.raise_signal(signal.SIGINT)
+        return real(self, batch_size)
+
+    monkeypatch.setattr(dqn.Rollout, "sample", sample)
+
+
+def final_state(out, name):
+    with np.load(os.path.join(out, "checkpoints", name)) as archive:
+        return {key: archive[key] for key in archive.files if key != "__state__"}
+
+
+@pytest.mark.slow
+def test_resume_equals_an_uninterrupted_run_in_processes(tmp_path, monkeypatch):
+    flags = ["--variant", "polyak", "--seeds", "2", "--steps", "90", "--tau", "0.3"]
+    flags += ["--checkpoint-every", "25", "--epsilon-decay", "150", "--profile-calls", "0"]
+    flags += SMALL
+    straight, broken = tmp_path / "straight", tmp_path / "broken"
+    dqn.main([*flags, "--out", str(straight), "--jobs", "2"])  # in two processes
+    interrupt_at_update(monkeypatch, 90 + 37)  # seed 1, mid-episode
+    with pytest.raises(training.RunInterrupted, match="interrupted by SIGINT") as info:
+        dqn.main([*flags, "--out", str(broken)])
+    assert info.value.command.endswith(f"--resume {broken}")
+    monkeypatch.undo()
+    state = json.loads(
+        str(np.load(broken / "checkpoints" / "01-polyak-seed1.npz")["__state__"])
+    )
+    assert state["step"] == 38 and state["data"]["actions"]  # stopped inside an episode
+    dqn.main([*flags, "--resume", str(broken)])
+
+    expected = json.loads((straight / "results.json").read_text())["variants"]["polyak"]
+    resumed = json.loads((broken / "results.json").read_text())["variants"]["polyak"]
+    for a, b in zip(expected["runs"], resumed["runs"], strict=True):
+        for key in ("episode_returns", "episode_end_steps", "losses", "env_steps"):
+            assert a[key] == b[key]
+    for name in ("00-polyak-seed0.npz", "01-polyak-seed1.npz"):
+        a, b = final_state(straight, name), final_state(broken, name)
+        assert sorted(a) == sorted(b)
+        assert "var:dqn/target/W_out" in a and "var:replay/observations" in a
+        assert all((a[key] == b[key]).all() for key in a)
+
+
+@pytest.mark.slow
+def test_nan_loss_stops_the_run_and_keeps_the_last_checkpoint(tmp_path, monkeypatch):
+    real = dqn.Rollout.sample
+
+    def sample(self, batch_size):
+        batch = real(self, batch_size)
+        if self.env_steps >= 40 + 30:
+            batch[2] = np.full_like(batch[2], np.nan)  # rewards
+        return batch
+
+    monkeypatch.setattr(dqn.Rollout, "sample", sample)
+    out = tmp_path / "run"
+    flags = [
+        "--variant",
+        "hard",
+        "--seeds",
+        "1",
+        "--steps",
+        "60",
+        "--checkpoint-every",
+        "20",
+    ]
+    with pytest.raises(training.NonFiniteLossError, match="hard-seed0: expected a finite"):
+        dqn.main([*flags, "--profile-calls", "0", "--out", str(out), *SMALL])
+    state = np.load(out / "checkpoints" / "00-hard-seed0.npz")["__state__"]
+    assert json.loads(str(state))["step"] == 20
