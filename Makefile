@@ -11,7 +11,7 @@ DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir 
 	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
 	experiment-gan \
 	experiment-dqn \
-	bench bench-state bench-gradients
+	bench bench-state bench-gradients experiment-siamese experiment-rnn
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,6 +42,12 @@ experiment-snapshot:
 
 experiment-eager-autoencoder:
 	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
+
+experiment-siamese:
+	$(PY) -m experiments.siamese $(DATA_FLAGS) $(ARGS)
+
+experiment-rnn:
+	$(PY) -m experiments.rnn $(DATA_FLAGS) $(ARGS)
 
 experiment-gan:
 	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)

@@ -17,6 +17,7 @@ from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"
+FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
 
 @pytest.fixture
@@ -61,6 +62,16 @@ def mnist_test_dir():
     if not (SHARED_MNIST / "t10k-images-idx3-ubyte.gz").exists():
         pytest.skip(f"real MNIST test split not found at {SHARED_MNIST}")
     return str(SHARED_MNIST)
+
+
+@pytest.fixture
+def fashion_dir():
+    """The full real Fashion-MNIST (`apt-get install dataset-fashion-mnist`), or a skip."""
+    if not any(
+        (FASHION_MNIST / f"t10k-images-idx3-ubyte{s}").exists() for s in ("", ".gz")
+    ):
+        pytest.skip(f"real Fashion-MNIST not found at {FASHION_MNIST}")
+    return str(FASHION_MNIST)
 
 
 def edit_run_record(run_dir, **flags):

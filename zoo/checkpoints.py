@@ -292,9 +292,18 @@ class SessionLoopCheckpoint(LoopCheckpoint):
 
 
 def _initialized_variables(session, desc):
-    """The graph's global variables that hold a value (reading them adds no op)."""
+    """The graph's global variables that hold a value (reading them adds no op).
+
+    All of them are read in one run first: a run per variable costs about 0.1 s
+    each in a large graph (a model unrolled over 28 steps has hundreds).
+    """
+    variables = session.graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES)
+    if variables:
+        with contextlib.suppress(tf.errors.FailedPreconditionError):
+            session.run(variables)
+            return list(variables)
     initialized = []
-    for variable in session.graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES):
+    for variable in variables:
         with contextlib.suppress(tf.errors.FailedPreconditionError):
             session.run(variable)
             initialized.append(variable)

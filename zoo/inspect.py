@@ -22,6 +22,7 @@ From the shell: ``python -m zoo inspect autoencoder --tied [--checkpoint PATH]``
 import dataclasses
 import importlib
 import inspect
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -31,8 +32,8 @@ from zoo.models import get_model
 from zoo.share import read_checkpoint
 
 # Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10
-# classes; a GAN's noise: 64).
-INPUT_WIDTHS = {"x": 784, "y": 10, "z": 64}
+# classes; a GAN's noise: 64; the two images of a siamese pair).
+INPUT_WIDTHS = {"x": 784, "y": 10, "z": 64, "x1": 784, "x2": 784}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,7 +263,7 @@ def format_table(rows):
                 row.dtype,
                 f"{row.parameters:,}",
                 {True: "yes", False: "no", None: "?"}[row.trainable],
-                ", ".join(row.readers) or "-",
+                describe_readers(row.readers),
             )
             for row in group
         )
@@ -275,6 +276,37 @@ def format_table(rows):
         ).rstrip()
         for line in [header, *lines]
     )
+
+
+def describe_readers(names):
+    """Returns reader names as one table cell, folding the names of many steps.
+
+    Up to three names are listed as they are. More (a cell unrolled over 28
+    steps) are sorted, and names that differ in one number only are folded:
+    ``28 readers: rnn/step_{01..28}/cell/gates/MatMul``.
+    """
+    if len(names) <= 3:
+        return ", ".join(names) or "-"
+    groups = {}
+    for name in sorted(names):
+        parts = re.split(r"(\d+)", name)
+        skeleton = tuple("#" if i % 2 else part for i, part in enumerate(parts))
+        groups.setdefault(skeleton, []).append(parts)
+    folded = ", ".join(_fold(members) for members in groups.values())
+    return f"{len(names)} readers: {folded}"
+
+
+def _fold(members):
+    """Joins names split at their numbers; one varying number becomes ``{a..b}``."""
+    varying = [i for i in range(1, len(members[0]), 2) if len({m[i] for m in members}) > 1]
+    if len(varying) != 1:
+        return ", ".join("".join(m) for m in members)
+    i = varying[0]
+    numbers = sorted((m[i] for m in members), key=int)
+    values = [int(n) for n in numbers]
+    contiguous = values == list(range(values[0], values[0] + len(values)))
+    middle = f"{numbers[0]}..{numbers[-1]}" if contiguous else ",".join(numbers)
+    return f"{''.join(members[0][:i])}{{{middle}}}{''.join(members[0][i + 1 :])}"
 
 
 def write_graph(graph, logdir):

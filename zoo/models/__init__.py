@@ -7,6 +7,15 @@ from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
 from zoo.models.qnet import DQN, QNetwork, dqn, q_network
+from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
+from zoo.models.siamese import (
+    Siamese,
+    Tower,
+    contrastive_loss,
+    embedding_tower,
+    partners_in_batch,
+    siamese,
+)
 
 MODELS = {
     "autoencoder": autoencoder,
@@ -16,6 +25,9 @@ MODELS = {
     "gan": gan,
     "gan_generator": generator,
     "gan_discriminator": discriminator,
+    "siamese": siamese,
+    "embedding_tower": embedding_tower,
+    "rnn_classifier": rnn_classifier,
     "q_network": q_network,
 }
 
@@ -51,5 +63,15 @@ __all__ = [
     "get_model",
     "mlp_classifier",
     "model_average",
+    "GRUStep",
+    "Recurrent",
+    "Siamese",
+    "Tower",
+    "contrastive_loss",
+    "embedding_tower",
+    "gru_step",
+    "partners_in_batch",
+    "rnn_classifier",
+    "siamese",
     "q_network",
 ]

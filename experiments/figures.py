@@ -1,0 +1,91 @@
+"""Figures the sharing ablations draw: training curves per variant, embeddings in 2-D.
+
+Usage::
+
+    run.save_figure("loss_curves.png", loss_figure(results, "RNN: shared vs per step"))
+    run.save_figure("embedding.png", scatter_figure({"shared": (points, labels)}))
+"""
+
+import numpy as np
+
+CLASS_NAMES = {
+    "mnist": tuple(str(digit) for digit in range(10)),
+    "fashion_mnist": (
+        "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+        "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+    ),
+}  # fmt: skip
+
+
+def class_names(dataset):
+    """Returns the names of the ten classes of ``fashion_mnist``; digits for the others."""
+    return CLASS_NAMES.get(dataset, CLASS_NAMES["mnist"])
+
+
+def pyplot():
+    """Returns ``matplotlib.pyplot`` on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def loss_figure(results, title, ylabel="loss (training batch)"):
+    """Returns a figure of each variant's logged training loss.
+
+    Args:
+        results: dict variant -> result with ``losses``, a list of ``[step, loss]``.
+        title: the axes' title.
+        ylabel: the y axis label.
+    """
+    figure, axes = pyplot().subplots(figsize=(7, 4.5))
+    for variant, result in results.items():
+        steps, losses = zip(*result["losses"], strict=True)
+        axes.plot(steps, losses, marker="o", label=variant)
+    axes.set_xlabel("training step")
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.legend()
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def principal_components(points, n=2):
+    """Returns ``points`` [m, d] projected on their first ``n`` principal axes [m, n]."""
+    centred = points - points.mean(axis=0)
+    _, _, axes = np.linalg.svd(centred, full_matrices=False)
+    return centred @ axes[:n].T
+
+
+def scatter_figure(panels, class_names, title):
+    """Returns one scatter plot per panel of 2-D points coloured by class.
+
+    Args:
+        panels: dict title -> ``(points [m, 2], labels [m] ints)``.
+        class_names: the name of each class id, for the legend.
+        title: the figure's title.
+    """
+    plt = pyplot()
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
+    colours = plt.get_cmap("tab10")
+    for ax, (name, (points, labels)) in zip(axes[0], panels.items(), strict=True):
+        for label, class_name in enumerate(class_names):
+            chosen = labels == label
+            ax.scatter(
+                points[chosen, 0],
+                points[chosen, 1],
+                s=4,
+                alpha=0.6,
+                color=colours(label),
+                label=class_name,
+            )
+        ax.set_title(name)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    axes[0][-1].legend(
+        markerscale=3, fontsize="small", loc="center left", bbox_to_anchor=(1, 0.5)
+    )
+    figure.suptitle(title)
+    return figure

@@ -1,0 +1,236 @@
+"""A GRU reading images row by row: one cell shared across time vs a cell per step.
+
+:func:`zoo.models.rnn.rnn_classifier` reads each image as 28 rows of 28 pixels
+through a GRU of 128 units and classifies the last state with a softmax
+read-out; Adam trains it on the cross-entropy summed over the batch. ``shared``
+builds the cell once and reuses its variables at every step (the TF1 unroll
+with ``reuse=True``); ``per_step`` gives every step its own cell, 28 times
+the cell's parameters, trained with the same steps and batches. Training goes through
+``zoo.training.repeat_step`` and ``train_loop``: ``--steps-per-run K`` steps in
+one ``session.run`` (the numbers do not depend on K, the speed does). The test
+accuracy comes from a second build with ``reuse=True`` on a test placeholder.
+
+Usage::
+
+    python -m experiments.rnn --dataset fashion_mnist \
+        --data-dir /usr/share/datasets/fashion-mnist --out runs/rnn/full
+    python -m experiments.rnn --quick --data-dir DIR --validation 0
+
+Writes ``results.json``, ``loss_curves.png``, ``accuracy.png`` and TensorBoard
+events under ``tensorboard/<variant>/`` into the run directory.
+"""
+
+import time
+
+import numpy as np
+import tensorflow as tf
+from tqdm import tqdm
+
+from experiments import figures, rundir, runner
+from experiments.bench import machine
+from layers.errors import ShapeError
+from zoo import training
+from zoo.batches import GraphBatches
+from zoo.models.rnn import rnn_classifier
+
+VARIANTS = ("shared", "per_step")
+N_PIXELS = 784
+LOG_PERIOD = 100  # steps between logged training losses (fewer in short runs)
+N_CLASSES = 10
+EVAL_CHUNK = 2000
+
+
+def build_parser():
+    """Returns the experiment's argument parser."""
+    p = runner.parser(
+        "Train a row-by-row GRU classifier with one cell shared across time steps and "
+        "with a cell per step; compare test accuracy and parameter counts.",
+        steps=2000,
+        batch_size=128,
+    )
+    p.add_argument(
+        "--variant",
+        choices=(*VARIANTS, "both"),
+        default="both",
+        help="one cell for all time steps (shared), a cell per step (per_step), or both",
+    )
+    p.add_argument("--hidden", type=int, default=128, help="width of the GRU state")
+    p.add_argument(
+        "--time-steps",
+        type=int,
+        default=28,
+        help="time steps per image; each reads 784 / N pixels (28: one row per step)",
+    )
+    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
+    runner.add_steps_per_run_flag(p)
+    runner.add_validation_flag(p)
+    return p
+
+
+def check_flags(args):
+    """Raises ShapeError unless ``--time-steps`` divides the 784 pixels of an image.
+
+    ``runner.parse_args`` has checked every flag's range already.
+    """
+    if N_PIXELS % args.time_steps:
+        raise ShapeError(
+            f"--time-steps: expected a divisor of the {N_PIXELS} pixels of an image, "
+            f"found {args.time_steps}; pass e.g. 28 (a row per step), 14, 56 or 784"
+        )
+
+
+def loss_and_accuracy(images, labels, kwargs):
+    """Returns the classifier's loss and ``{"batch_accuracy": ...}`` on one batch."""
+    model = rnn_classifier(images, labels, **kwargs)
+    return model.loss, {"batch_accuracy": model.accuracy}
+
+
+def run_variant(variant, args, data, run):
+    """Builds, trains and evaluates one variant in its own graph.
+
+    Args:
+        variant: ``"shared"`` or ``"per_step"``.
+        args: the parsed flags.
+        data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
+        run: the :class:`experiments.rundir.RunDir`.
+
+    Returns:
+        The variant's result dict.
+    """
+    start = time.perf_counter()
+    log_every = runner.log_period(args.steps, LOG_PERIOD)
+    kwargs = {
+        "scope": "rnn",
+        "n_hidden": args.hidden,
+        "n_steps": args.time_steps,
+        "shared": variant == "shared",
+    }
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        batches = GraphBatches(data.train, args.batch_size)
+        step = training.repeat_step(
+            lambda images, labels: loss_and_accuracy(images, labels, kwargs),
+            tf.compat.v1.train.AdamOptimizer(args.learning_rate),
+            batches,
+            args.steps_per_run,
+        )
+        x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+        y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
+        evaluation = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
+        cell = {id(v): v for s in evaluation.steps for v in s.params}.values()
+        parameters = {
+            "cells": sum(int(np.prod(v.shape)) for v in cell),
+            "cell_variables": len(cell),
+            "readout": sum(int(np.prod(v.shape)) for v in evaluation.readout.params),
+        }
+        parameters["total"] = parameters["cells"] + parameters["readout"]
+        init = tf.compat.v1.global_variables_initializer()
+        writer = run.summary_writer(variant, graph=graph)
+    graph.finalize()
+
+    def print_step(step, loss):
+        tqdm.write(f"  step, loss = {step:6d}: {loss:8.3f}")
+
+    data.train.restore({"epoch": 0, "position": 0})
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        batches.initialize(session)
+        print(f"Training ({variant}, {parameters['total']:,} parameters)...")
+        logged, steps_per_second = training.train_loop(
+            session,
+            step,
+            None,
+            batches,
+            args.steps,
+            args.batch_size,
+            log_every=log_every,
+            desc=variant,
+            on_log=print_step,
+            writer=writer,
+            checkpointer=run.checkpointer,
+        )
+        correct = 0.0
+        for i in range(0, data.test.num_examples, EVAL_CHUNK):
+            images = data.test.images[i : i + EVAL_CHUNK]
+            labels = data.test.labels[i : i + EVAL_CHUNK]
+            accuracy = session.run(evaluation.accuracy, {x_test: images, y_test: labels})
+            correct += accuracy * len(images)
+    test_accuracy = correct / data.test.num_examples
+    print(f"accuracy (test) = {test_accuracy:.4f}")
+    training.add_scalar(writer, f"{variant}/test_accuracy", test_accuracy, args.steps)
+    writer.close()
+    return {
+        "test_accuracy": test_accuracy,
+        "parameters": parameters,
+        "losses": [[step, loss] for step, loss, _ in logged],
+        "batch_accuracy": [[step, values["batch_accuracy"]] for step, _, values in logged],
+        "log_every": log_every,
+        "dataset": data.name,
+        "train_examples": data.train.num_examples,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "steps_per_run": args.steps_per_run,
+        "seed": args.seed,
+        "wall_time_s": time.perf_counter() - start,
+        "steps_per_second": steps_per_second,
+    }
+
+
+def accuracy_figure(results):
+    """Returns a bar chart of each variant's test accuracy, labelled with its parameters."""
+    figure, axes = figures.pyplot().subplots(figsize=(6, 4.5))
+    names = list(results)
+    accuracies = [results[name]["test_accuracy"] for name in names]
+    bars = axes.bar(names, accuracies, color=["tab:blue", "tab:orange"][: len(names)])
+    for bar, name in zip(bars, names, strict=True):
+        axes.annotate(
+            f"{results[name]['test_accuracy']:.4f}\n"
+            f"{results[name]['parameters']['total']:,} parameters",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+        )
+    axes.set_ylim(0, 1.15)
+    axes.set_ylabel("test accuracy")
+    axes.set_title("GRU row by row: one cell for all steps vs a cell per step")
+    return figure
+
+
+def main(argv=None):
+    """Runs the experiment; see ``--help``.
+
+    Raises:
+        ZooError: bad flags, an existing run directory (or one of another
+            experiment to resume), or missing/corrupt data.
+    """
+    args = runner.parse_args(build_parser(), argv)
+    check_flags(args)
+    data = runner.load_data(args)
+    run = rundir.run_dir(args, "rnn")
+    variants = VARIANTS if args.variant == "both" else (args.variant,)
+    results = {variant: run_variant(variant, args, data, run) for variant in variants}
+    summary = {
+        "experiment": "rnn",
+        "dataset": data.name,
+        "data_source": data.source,
+        "flags": run.record["flags"],
+        "machine": machine(),
+        "variants": results,
+    }
+    run.write_json("results.json", summary)
+    run.save_figure(
+        "loss_curves.png",
+        figures.loss_figure(
+            results,
+            "GRU row by row: shared cell vs a cell per step",
+            "cross-entropy summed over the batch",
+        ),
+    )
+    run.save_figure("accuracy.png", accuracy_figure(results))
+    print(f"results in {run.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    runner.entry_point(main)
