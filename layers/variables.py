@@ -14,6 +14,8 @@ Usage::
         w = get_variable("encoder", "W", [784, 625], tf.zeros_initializer())
 """
 
+import contextlib
+import contextvars
 import re
 
 import tensorflow as tf
@@ -22,20 +24,49 @@ from tensorflow.python.ops import variable_scope as _vs
 from layers.errors import EagerError, ScopeError, ShapeError
 
 
+# The plain graph whose tf.function is being traced by `function_of_graph`.
+_function_of = contextvars.ContextVar("function_of", default=None)
+
+
+@contextlib.contextmanager
+def function_of_graph():
+    """Lets layers build inside a ``tf.function`` traced now and called in this graph.
+
+    Such a function reads the graph's own variable store: ``get_variable`` with
+    ``reuse=True`` returns the graph's variables, and a new variable fails
+    loudly (the function traces twice and the second trace finds it existing),
+    so nothing is made silently. :func:`zoo.training.repeat_step` traces its
+    XLA-compiled loop under it.
+
+    Raises:
+        EagerError: not in graph mode.
+    """
+    require_graph("function_of_graph")
+    token = _function_of.set(tf.compat.v1.get_default_graph())
+    try:
+        yield
+    finally:
+        _function_of.reset(token)
+
+
 def sharing_store_active():
     """Tells whether variables made now are stored and shared across calls.
 
     Returns:
-        True in graph mode (a ``tf.while_loop`` body in a graph included) and
-        inside a template (``tf.compat.v1.make_template``,
-        ``zoo.share``), whose store returns the same variable on every call;
-        False in plain eager execution or ``tf.function``, where
-        ``tf.compat.v1.get_variable`` makes a new variable per call or trace.
+        True in graph mode (a ``tf.while_loop`` body in a graph included, and a
+        ``tf.function`` traced under :func:`function_of_graph`) and inside a
+        template (``tf.compat.v1.make_template``, ``zoo.share``), whose store
+        returns the same variable on every call; False in plain eager
+        execution or ``tf.function``, where ``tf.compat.v1.get_variable`` makes
+        a new variable per call or trace.
     """
     if not tf.executing_eagerly():
-        graph = tf.compat.v1.get_default_graph()
-        # A while_loop or cond body shares its graph's collections, so its store.
-        while getattr(graph, "is_control_flow_graph", False):
+        graph, traced_for = tf.compat.v1.get_default_graph(), _function_of.get()
+        # A while_loop or cond body shares its graph's collections, so its
+        # store; so does a function traced for that graph (function_of_graph).
+        while getattr(graph, "is_control_flow_graph", False) or (
+            traced_for is not None and getattr(graph, "outer_graph", None) is traced_for
+        ):
             graph = graph.outer_graph
         if not graph.building_function:
             return True

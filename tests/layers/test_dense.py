@@ -15,6 +15,7 @@ from layers import (
     TieError,
     ZooError,
 )
+from layers.variables import function_of_graph
 
 v1 = tf.compat.v1
 
@@ -229,6 +230,39 @@ def test_tf_function_build_raises():
 
     with pytest.raises(EagerError, match="make_template"):
         build(tf.zeros([2, 4]))
+
+
+def test_a_function_traced_for_its_graph_reuses_the_graphs_variables(graph):
+    built = FullConnected(v1.placeholder(tf.float32, [None, 4]), 4, 3, scope="fc")
+    seen = []
+
+    @tf.function(autograph=False)
+    def reuse(x):
+        with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+            layer = FullConnected(x, 4, 3, scope="fc")
+        seen.append(layer.w)
+        return layer.output
+
+    @tf.function(autograph=False)
+    def make_new(x):
+        return FullConnected(x, 4, 3, scope="other").w
+
+    with pytest.raises(EagerError, match="fc: expected a graph"):
+        reuse(tf.zeros([2, 4]))  # not traced under function_of_graph
+    with function_of_graph():
+        reuse(tf.zeros([2, 4]))
+        with pytest.raises(ScopeError, match="other: expected no variable other/W yet"):
+            make_new(tf.zeros([2, 4]))  # loudly, never a silent second variable
+    assert seen == [built.w]
+    # other/ was made once, by the first trace; the second trace failed on it
+    names = [v.name for v in v1.global_variables()]
+    assert names == ["fc/W:0", "fc/b:0", "other/W:0", "other/b:0"]
+
+
+def test_function_of_graph_refuses_eager_execution():
+    with pytest.raises(EagerError, match="function_of_graph: expected a graph"):
+        with function_of_graph():
+            pass
 
 
 def test_template_shares_in_eager():

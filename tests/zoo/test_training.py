@@ -42,6 +42,7 @@ def train(
     checkpointer=None,
     feed=None,
     log_every=3,
+    jit_compile=False,
 ):
     """Trains a small autoencoder, batches of 8; returns (logged, weights, step, #vars)."""
     data = data or dataset()
@@ -55,6 +56,7 @@ def train(
             batches,
             steps_per_run,
             global_step=global_step,
+            jit_compile=jit_compile,
         )
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
@@ -90,6 +92,22 @@ def test_k_steps_per_run_equal_one_step_per_run_bit_for_bit(optimizer):
         np.testing.assert_array_equal(a, b)
     assert global_step == one[2] == 29
     assert n_variables == one[3]  # slots made once, outside the loop
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_an_xla_compiled_loop_gives_the_numbers_of_one_compiled_step(optimizer):
+    one = train(1, 29, optimizer, jit_compile=True)
+    many = train(5, 29, optimizer, jit_compile=True)
+    plain = train(5, 29, optimizer)
+
+    assert many[0] == one[0]
+    for compiled_k, compiled_one, uncompiled in zip(many[1], one[1], plain[1], strict=True):
+        np.testing.assert_array_equal(compiled_k, compiled_one)
+        np.testing.assert_allclose(compiled_k, uncompiled, rtol=1e-4, atol=1e-6)
+    # XLA's kernels round differently: equal weights would mean nothing was compiled
+    assert any(not np.array_equal(a, b) for a, b in zip(many[1], plain[1], strict=True))
+    assert many[2] == one[2] == 29
+    assert many[3] == plain[3]  # no variable made by the compiled loop
 
 
 def test_a_run_is_cut_at_checkpoints_and_a_resume_extends_exactly(tmp_path):
