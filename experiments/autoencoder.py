@@ -19,9 +19,8 @@ TensorBoard events under ``tensorboard/<variant>/`` into the run directory.
 import time
 
 import tensorflow as tf
-from tqdm import tqdm
 
-from experiments import rundir, runner
+from experiments import loops, rundir, runner
 from zoo import training
 from zoo.batches import GraphBatches
 from zoo.models import autoencoder
@@ -66,7 +65,7 @@ def build_parser():
         "transposed (tied), or both one after the other",
     )
     runner.add_validation_flag(p)
-    runner.add_steps_per_run_flag(p)
+    loops.add_flags(p, xla=True)
     return p
 
 
@@ -88,38 +87,30 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        step = training.repeat_step(
+        step = loops.repeat_step(
+            args,
             lambda images, _: autoencoder(images, tied=tied, scope="autoencoder").loss,
             tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
             batches,
-            args.steps_per_run,
         )
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         evaluation = autoencoder(x_test, tied=tied, scope="autoencoder", reuse=True)
         init = tf.compat.v1.global_variables_initializer()
         writer = run.summary_writer(variant, graph=graph)
     graph.finalize()
-
-    def print_step(step, loss):
-        tqdm.write(f"  step, loss = {step:6d}: {loss:6.3f}")
-
-    data.train.restore({"epoch": 0, "position": 0})
+    log_every = runner.log_period(args.steps)
     with tf.compat.v1.Session(graph=graph) as session:
-        session.run(init)
-        batches.initialize(session)
         print(f"Training ({variant})...")
-        logged, steps_per_second = training.train_loop(
+        logged, steps_per_second = loops.train(
             session,
+            init,
             step,
-            None,
             batches,
-            args.steps,
-            args.batch_size,
-            log_every=runner.log_period(args.steps),
-            desc=variant,
-            on_log=print_step,
+            args,
+            run,
+            variant,
+            log_every=log_every,
             writer=writer,
-            checkpointer=run.checkpointer,
         )
         test_loss = float(session.run(evaluation.loss, {x_test: data.test.images}))
         shown = session.run(evaluation.decoded, {x_test: data.test.images[:N_SHOWN]})
@@ -129,12 +120,8 @@ def run_variant(variant, args, data, run):
     result = {
         "test_loss": test_loss,
         "losses": [[step, loss] for step, loss in logged],
-        "log_every": runner.log_period(args.steps),
         "dataset": data.name,
-        "steps": args.steps,
-        "batch_size": args.batch_size,
-        "steps_per_run": args.steps_per_run,
-        "seed": args.seed,
+        **loops.settings(args, log_every),
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": steps_per_second,
         "reference": {"dataset": SEED_REFERENCE["dataset"], **SEED_REFERENCE[variant]},

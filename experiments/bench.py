@@ -7,9 +7,11 @@ training images, in one process:
 * ``ours``: the graph built by ``zoo`` reading its batches from
   :class:`zoo.batches.GraphBatches` (gathered in the graph, in the DataSet's
   order, no ``feed_dict``), ``--steps-per-run`` steps per ``session.run``
-  (:func:`zoo.training.repeat_step`), trained with ``training.train_loop`` as
-  the autoencoder experiment does;
-* ``ours_one_step``: the same with one step per run (``steps_per_run=1``);
+  (:func:`zoo.training.repeat_step`), compiled with XLA unless ``--no-xla``,
+  trained with ``training.train_loop`` as the autoencoder experiment does
+  with the same flags;
+* ``ours_no_xla``: the same loop uncompiled (TensorFlow's kernels op by op);
+* ``ours_one_step``: one uncompiled step per run (``steps_per_run=1``);
 * ``ours_feed_dict``: the same graph and loop fed ``DataSet.next_batch``
   through ``feed_dict``, one step per run;
 * ``ours_graph_input``: the same graph reading one batch held in a variable,
@@ -23,11 +25,13 @@ training images, in one process:
 * ``tf_function``: a hand-written ``tf.function`` step with ``tf.GradientTape``
   and the fused Adagrad kernel, iterating the same ``tf.data`` pipeline;
 * ``tf_function_loop``: the same step run ``--steps-per-run`` times inside
-  one ``tf.function`` call (a ``tf.while_loop``);
-* ``compute_limit``: every kernel of our training step (its matrix products,
-  Adagrad's kernels, its elementwise work) on one batch held in memory,
-  ``--steps-per-run`` steps per run: no input and no per-step dispatch, the
-  most our loop can reach with this graph;
+  one ``tf.function`` call (a ``tf.while_loop`` reading ``tf.data``), the
+  step compiled with XLA as Keras does (its best setting);
+* ``compute_limit_xla``, ``compute_limit_no_xla``: every kernel of our
+  training step (its matrix products, Adagrad's kernels, its elementwise
+  work) on one batch held in memory, ``--steps-per-run`` steps per run,
+  compiled or not: no input and no per-step dispatch; ``compute_limit`` in
+  the ratios is the faster of the two;
 * ``limit``: only the matrix products a training step needs (the same shapes
   and count, read from the graph of our loss and its gradients), run in a
   session loop: the highest steps/s this machine reaches for the model.
@@ -56,7 +60,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from experiments import rundir, runner
+from experiments import loops, rundir, runner
 from layers.errors import ZooError
 from zoo import files, training
 from zoo.batches import GraphBatches, batch_dataset
@@ -75,6 +79,10 @@ RATIOS = {
     "ratio_limit": "limit",
 }
 RATIO_NAMES = tuple(RATIOS.values())
+BEST_OF = {  # a reference at its best: the faster of its settings in this run
+    "keras_best": ("keras_spe", "keras_spe_xla"),
+    "compute_limit": ("compute_limit_xla", "compute_limit_no_xla"),
+}
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 
 
@@ -103,18 +111,13 @@ def build_ours(case, x, y):
 
 def session_config(args):
     """Returns the ``ConfigProto`` of the session-based contenders from the flags."""
-    config = tf.compat.v1.ConfigProto(
+    return tf.compat.v1.ConfigProto(
         inter_op_parallelism_threads=args.inter_op,
         intra_op_parallelism_threads=args.intra_op,
     )
-    if args.xla:
-        config.graph_options.optimizer_options.global_jit_level = (
-            tf.compat.v1.OptimizerOptions.ON_1
-        )
-    return config
 
 
-def ours(case, train, args, source="graph", steps_per_run=1):
+def ours(case, train, args, source="graph", steps_per_run=1, xla=False):
     """Returns ``run(steps)`` for our training loop.
 
     Args:
@@ -128,6 +131,7 @@ def ours(case, train, args, source="graph", steps_per_run=1):
             input cost at all); the first two run ``training.train_loop``.
         steps_per_run: training steps per ``session.run`` (a ``tf.while_loop``
             of :func:`zoo.training.repeat_step` when above 1).
+        xla: compile the loop with XLA (``repeat_step(jit_compile=True)``).
     """
     batches = dataclasses.replace(train, epoch=0, position=0)
     graph = tf.Graph()
@@ -143,6 +147,7 @@ def ours(case, train, args, source="graph", steps_per_run=1):
                 optimizer,
                 source_batches,
                 steps_per_run,
+                jit_compile=xla,
             )
             loss = None
         else:
@@ -193,10 +198,15 @@ class FixedBatch:
 
 
 def repeat_callable(step, steps_per_run):
-    """Returns ``run(steps)`` calling ``step()`` (``steps_per_run`` steps a call)."""
+    """Returns ``run(steps)`` calling ``step()`` (``steps_per_run`` steps a call).
+
+    ``steps`` must be a multiple of ``steps_per_run`` (:func:`time_rounds` makes
+    its rounds so), or the run would train more steps than it counts.
+    """
 
     def run(steps):
-        for _ in range(-(-steps // steps_per_run)):
+        assert steps % steps_per_run == 0, (steps, steps_per_run)
+        for _ in range(steps // steps_per_run):
             step()
 
     return run
@@ -362,7 +372,7 @@ def tf_function(case, train, args, steps_per_call=1):
     Args:
         case, train, args: as :func:`ours`.
         steps_per_call: training steps per ``tf.function`` call (a
-            ``tf.while_loop`` inside it when above 1).
+            ``tf.while_loop`` inside it, the step compiled with XLA, when above 1).
     """
     tf.random.set_seed(args.seed)
     n_in, n_classes = train.images.shape[1], train.labels.shape[1]
@@ -411,16 +421,20 @@ def tf_function(case, train, args, steps_per_call=1):
                 params, accumulators, tape.gradient(loss, params), strict=True
             )
         ]
-        return updates
+        with tf.control_dependencies(updates):
+            return tf.identity(loss)
 
-    @tf.function(jit_compile=args.xla or None, autograph=False)
+    # As Keras does: the step compiled, the loop around it not (it reads tf.data).
+    compiled_step = tf.function(step, jit_compile=True, autograph=False)
+
+    @tf.function(autograph=False)
     def steps_in_one_call(iterator):
         if steps_per_call == 1:
             step(*iterator.get_next())
             return None
 
         def body(i):
-            with tf.control_dependencies(step(*iterator.get_next())):
+            with tf.control_dependencies([compiled_step(*iterator.get_next())]):
                 return i + 1
 
         return tf.while_loop(lambda i: i < steps_per_call, body, [tf.constant(0)])
@@ -437,7 +451,8 @@ def contenders(case, train, args):
     n_in, n_classes = train.images.shape[1], train.labels.shape[1]
     k = args.steps_per_run
     return {
-        "ours": ours(case, train, args, steps_per_run=k),
+        "ours": ours(case, train, args, steps_per_run=k, xla=args.xla),
+        "ours_no_xla": ours(case, train, args, steps_per_run=k),
         "ours_one_step": ours(case, train, args),
         "ours_feed_dict": ours(case, train, args, source="feed"),
         "ours_graph_input": ours(case, train, args, source="fixed"),
@@ -446,12 +461,13 @@ def contenders(case, train, args):
         "keras_spe_xla": keras_fit(case, train, args, k, jit_compile=True),
         "tf_function": tf_function(case, train, args),
         "tf_function_loop": tf_function(case, train, args, steps_per_call=k),
-        "compute_limit": ours(case, train, args, source="fixed", steps_per_run=k),
+        "compute_limit_xla": ours(case, train, args, "fixed", steps_per_run=k, xla=True),
+        "compute_limit_no_xla": ours(case, train, args, "fixed", steps_per_run=k),
         "limit": matmul_limit(needed_matmuls(case, n_in, n_classes), args),
     }
 
 
-def time_rounds(runs, steps, rounds, warmup):
+def time_rounds(runs, steps, rounds, warmup, multiple=1):
     """Times each ``run(steps)`` in interleaved rounds after a warm-up.
 
     Other processes slow some rounds down; the fastest round of each contender
@@ -464,14 +480,20 @@ def time_rounds(runs, steps, rounds, warmup):
         steps: timed steps per contender, split evenly over the rounds.
         rounds: number of rounds.
         warmup: untimed steps per contender first.
+        multiple: steps per round and warm-up are rounded up to a multiple of
+            it (the contenders' steps per call).
 
     Returns:
         ``{"steps_per_s": best, "median_steps_per_s": ..., "cpu_ms_per_step": median}``,
         each a dict ``{name: value}``.
     """
+
+    def rounded(count):
+        return -(-count // multiple) * multiple
+
     for run in runs.values():
-        run(warmup)
-    per_round = max(1, steps // rounds)
+        run(rounded(warmup))
+    per_round = rounded(max(1, steps // rounds))
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
     for _ in range(rounds):
@@ -551,13 +573,19 @@ def next_batch_ms(train, batch_size, repeats=200):
 def time_case(case, train, args):
     """Times the contenders of ``case``; returns speeds, ratios and the feed cost."""
     timing = time_rounds(
-        contenders(case, train, args), args.steps, args.rounds, args.warmup
+        contenders(case, train, args),
+        args.steps,
+        args.rounds,
+        args.warmup,
+        multiple=args.steps_per_run,
     )
-    best = max(("keras_spe", "keras_spe_xla"), key=timing["steps_per_s"].get)
-    for values in timing.values():
-        values["keras_best"] = values[best]
+    best = {}
+    for name, candidates in BEST_OF.items():
+        best[name] = max(candidates, key=timing["steps_per_s"].get)
+        for values in timing.values():
+            values[name] = values[best[name]]
     return {
-        "keras_best": best,
+        **best,
         **timing,
         **ratios(timing),
         "next_batch_ms": next_batch_ms(train, case.batch_size),
@@ -603,7 +631,7 @@ def build_parser():
         resumable=False,
     )
     p.add_argument("--mlp-batch-size", type=int, default=100, help="MLP batch size")
-    runner.add_steps_per_run_flag(p)
+    loops.add_flags(p, xla=True)
     p.add_argument(
         "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
     )
@@ -619,11 +647,6 @@ def build_parser():
     )
     p.add_argument(
         "--intra-op", type=int, default=0, help="session intra-op threads (0: TF default)"
-    )
-    p.add_argument(
-        "--xla",
-        action="store_true",
-        help="XLA for ours (global_jit_level) and tf.function (jit_compile)",
     )
     p.add_argument(
         "--json",

@@ -24,9 +24,8 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from tqdm import tqdm
 
-from experiments import figures, rundir, runner
+from experiments import figures, loops, rundir, runner
 from experiments.bench import machine
 from layers.errors import ShapeError
 from zoo import training
@@ -62,7 +61,7 @@ def build_parser():
         help="time steps per image; each reads 784 / N pixels (28: one row per step)",
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
-    runner.add_steps_per_run_flag(p)
+    loops.add_flags(p)
     runner.add_validation_flag(p)
     return p
 
@@ -109,11 +108,11 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        step = training.repeat_step(
+        step = loops.repeat_step(
+            args,
             lambda images, labels: loss_and_accuracy(images, labels, kwargs),
             tf.compat.v1.train.AdamOptimizer(args.learning_rate),
             batches,
-            args.steps_per_run,
         )
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
@@ -128,27 +127,18 @@ def run_variant(variant, args, data, run):
         init = tf.compat.v1.global_variables_initializer()
         writer = run.summary_writer(variant, graph=graph)
     graph.finalize()
-
-    def print_step(step, loss):
-        tqdm.write(f"  step, loss = {step:6d}: {loss:8.3f}")
-
-    data.train.restore({"epoch": 0, "position": 0})
     with tf.compat.v1.Session(graph=graph) as session:
-        session.run(init)
-        batches.initialize(session)
         print(f"Training ({variant}, {parameters['total']:,} parameters)...")
-        logged, steps_per_second = training.train_loop(
+        logged, steps_per_second = loops.train(
             session,
+            init,
             step,
-            None,
             batches,
-            args.steps,
-            args.batch_size,
+            args,
+            run,
+            variant,
             log_every=log_every,
-            desc=variant,
-            on_log=print_step,
             writer=writer,
-            checkpointer=run.checkpointer,
         )
         correct = 0.0
         for i in range(0, data.test.num_examples, EVAL_CHUNK):
@@ -165,13 +155,9 @@ def run_variant(variant, args, data, run):
         "parameters": parameters,
         "losses": [[step, loss] for step, loss, _ in logged],
         "batch_accuracy": [[step, values["batch_accuracy"]] for step, _, values in logged],
-        "log_every": log_every,
         "dataset": data.name,
         "train_examples": data.train.num_examples,
-        "steps": args.steps,
-        "batch_size": args.batch_size,
-        "steps_per_run": args.steps_per_run,
-        "seed": args.seed,
+        **loops.settings(args, log_every),
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": steps_per_second,
     }

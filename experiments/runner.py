@@ -31,7 +31,6 @@ import os
 import sys
 
 from layers.errors import ZooError
-from zoo.batches import GraphBatches
 from zoo.data import DATASETS, identify, load_mnist
 from zoo.training import RunInterrupted
 
@@ -491,25 +490,6 @@ def load_data(args, validation=None):
         validation = args.validation
     return load_mnist(
         args.dataset, data_dir=args.data_dir, validation=validation, seed=args.seed
-    )
-
-
-def add_steps_per_run_flag(p, default=32):
-    """Adds ``--steps-per-run K`` (training steps per ``session.run``) to a parser.
-
-    Experiments that train from :class:`zoo.batches.GraphBatches` pass it to
-    :func:`zoo.training.repeat_step`; any K gives the same numbers up to float
-    round-off, a larger one less dispatch per step (docs/benchmark.md).
-    """
-    p.add_argument(
-        "--steps-per-run",
-        type=int,
-        default=default,
-        metavar="K",
-        check=integer(1, GraphBatches.DEFAULT_WINDOW),
-        may_differ_on_resume=True,
-        help="training steps inside one session.run (a tf.while_loop); the results "
-        "do not depend on it, the speed does",
     )
 
 

@@ -39,9 +39,8 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from tqdm import tqdm
 
-from experiments import figures, rundir, runner
+from experiments import figures, loops, rundir, runner
 from experiments.bench import machine
 from zoo import training
 from zoo.batches import GraphBatches
@@ -85,7 +84,7 @@ def build_parser():
         help="nearest neighbour: compare the test images with the first N training "
         "images (default all)",
     )
-    runner.add_steps_per_run_flag(p)
+    loops.add_flags(p)
     runner.add_validation_flag(
         p,
         "training examples held out from the start of the training split; the "
@@ -130,11 +129,11 @@ def run_variant(variant, args, data, run):
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        step = training.repeat_step(
+        step = loops.repeat_step(
+            args,
             lambda images, labels: pair_loss(images, labels, args, variant),
             tf.compat.v1.train.AdamOptimizer(args.learning_rate),
             batches,
-            args.steps_per_run,
         )
         x_eval = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_eval")
         probe = siamese(x_eval, x_eval, reuse=True, **model_kwargs(args, variant))
@@ -144,27 +143,18 @@ def run_variant(variant, args, data, run):
         init = tf.compat.v1.global_variables_initializer()
         writer = run.summary_writer(variant, graph=graph)
     graph.finalize()
-
-    def print_step(step, loss):
-        tqdm.write(f"  step, loss = {step:6d}: {loss:8.4f}")
-
-    data.train.restore({"epoch": 0, "position": 0})
     with tf.compat.v1.Session(graph=graph) as session:
-        session.run(init)
-        batches.initialize(session)
         print(f"Training ({variant}, {parameters:,} parameters)...")
-        logged, steps_per_second = training.train_loop(
+        logged, steps_per_second = loops.train(
             session,
+            init,
             step,
-            None,
             batches,
-            args.steps,
-            args.batch_size,
+            args,
+            run,
+            variant,
             log_every=log_every,
-            desc=variant,
-            on_log=print_step,
             writer=writer,
-            checkpointer=run.checkpointer,
         )
 
         def embed(images):
@@ -226,13 +216,9 @@ def run_variant(variant, args, data, run):
         "nearest_neighbour_accuracy": nearest,
         "nearest_neighbour_gallery": len(labels["train"][: args.gallery]),
         "losses": [[step, loss] for step, loss in logged],
-        "log_every": log_every,
         "dataset": data.name,
         "train_examples": data.train.num_examples,
-        "steps": args.steps,
-        "batch_size": args.batch_size,
-        "steps_per_run": args.steps_per_run,
-        "seed": args.seed,
+        **loops.settings(args, log_every),
         "wall_time_s": wall,
         "steps_per_second": steps_per_second,
     }
