@@ -57,10 +57,9 @@ def build_parser():
         steps=10001,
         batch_size=128,
     )
-    p.add_argument(
-        "--variant",
-        choices=(*VARIANTS, "both"),
-        default="both",
+    runner.add_variant_flag(
+        p,
+        VARIANTS,
         help="which decoder to train: its own weight (untied), the encoder's W "
         "transposed (tied), or both one after the other",
     )
@@ -194,7 +193,7 @@ def main(argv=None):
     args = runner.parse_args(build_parser(), argv)
     data = runner.load_data(args)
     run = rundir.run_dir(args, "autoencoder")
-    variants = VARIANTS if args.variant == "both" else (args.variant,)
+    variants = runner.chosen_variants(args, VARIANTS)
     results, reconstructions = {}, {}
     for variant in variants:
         results[variant], reconstructions[variant] = run_variant(variant, args, data, run)

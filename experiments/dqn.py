@@ -74,9 +74,7 @@ def build_parser():
     )
     p.set_defaults(checkpoint_every=5000)
     p.add_argument("--env", default="CartPole-v1", help="gymnasium environment id")
-    p.add_argument(
-        "--variant", choices=(*VARIANTS, "all"), default="all", help="which target to use"
-    )
+    runner.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
     p.add_argument(
         "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
     )
@@ -840,7 +838,7 @@ def main(argv=None):
     run = rundir.run_dir(args, "dqn")
     settings = {name: getattr(args, name) for name in SETTINGS}
     threshold = args.env_spec[2]
-    variants = VARIANTS if args.variant == "all" else (args.variant,)
+    variants = runner.chosen_variants(args, VARIANTS)
     tasks = [
         (
             variant,

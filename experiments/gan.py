@@ -66,10 +66,9 @@ def build_parser():
         steps=6000,
         batch_size=64,
     )
-    p.add_argument(
-        "--variant",
-        choices=(*VARIANTS, "both"),
-        default="both",
+    runner.add_variant_flag(
+        p,
+        VARIANTS,
         help="shared: the discriminator of the fakes reuses the one of the real images; "
         "unshared: a second discriminator of its own; both: one after the other",
     )
@@ -412,7 +411,7 @@ def main(argv=None):
             real, classifier.statistics(data.train.images[: args.samples])
         )
         print(f"FCD of {args.samples} real training images (the floor): {floor:.3f}")
-        variants = VARIANTS if args.variant == "both" else (args.variant,)
+        variants = runner.chosen_variants(args, VARIANTS)
         results, samples = {}, {}
         for variant in variants:
             results[variant], samples[variant] = run_variant(

@@ -46,7 +46,7 @@ from zoo.files import write_json
 from zoo.loopback import PrivateNetwork
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import mlp_classifier
-from zoo.training import _signals_caught
+from zoo.training import signals_caught
 
 v1 = tf.compat.v1
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -498,7 +498,7 @@ def launch(args):
         check_resume(args, run.file("checkpoints"))
     network = open_network(args)
     try:
-        with _signals_caught(enabled=True) as caught:
+        with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 children = Cluster(
                     args, run, distributed.local_cluster(args.workers), network

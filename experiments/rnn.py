@@ -47,10 +47,9 @@ def build_parser():
         steps=2000,
         batch_size=128,
     )
-    p.add_argument(
-        "--variant",
-        choices=(*VARIANTS, "both"),
-        default="both",
+    runner.add_variant_flag(
+        p,
+        VARIANTS,
         help="one cell for all time steps (shared), a cell per step (per_step), or both",
     )
     p.add_argument("--hidden", type=int, default=128, help="width of the GRU state")
@@ -194,7 +193,7 @@ def main(argv=None):
     check_flags(args)
     data = runner.load_data(args)
     run = rundir.run_dir(args, "rnn")
-    variants = VARIANTS if args.variant == "both" else (args.variant,)
+    variants = runner.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
     summary = {
         "experiment": "rnn",

@@ -493,6 +493,23 @@ def load_data(args, validation=None):
     )
 
 
+def add_variant_flag(p, variants, help, every="both"):
+    """Adds ``--variant`` to a parser: one of ``variants``, or ``every`` (the default).
+
+    Args:
+        p: the parser.
+        variants: the experiment's variants, in the order they run.
+        help: what each variant is.
+        every: the choice that runs them all, one after the other.
+    """
+    p.add_argument("--variant", choices=(*variants, every), default=every, help=help)
+
+
+def chosen_variants(args, variants):
+    """Returns the variants ``--variant`` asks for (all of them for ``every``)."""
+    return (args.variant,) if args.variant in variants else tuple(variants)
+
+
 def log_period(steps, period=1000):
     """Returns ``period``, or ``steps // 5`` for shorter runs so a curve has 5+ points."""
     return max(1, min(period, steps // 5))

@@ -61,10 +61,9 @@ def build_parser():
         steps=5000,
         batch_size=128,
     )
-    p.add_argument(
-        "--variant",
-        choices=(*VARIANTS, "both"),
-        default="both",
+    runner.add_variant_flag(
+        p,
+        VARIANTS,
         help="one tower for both images (shared), a tower per image (two_towers), or both",
     )
     p.add_argument("--hidden", type=int, default=256, help="width of the hidden layer")
@@ -311,7 +310,7 @@ def main(argv=None):
     args = runner.parse_args(build_parser(), argv)
     data = runner.load_data(args)
     run = rundir.run_dir(args, "siamese")
-    variants = VARIANTS if args.variant == "both" else (args.variant,)
+    variants = runner.chosen_variants(args, VARIANTS)
     results, shown = {}, {}
     for variant in variants:
         results[variant], towers = run_variant(variant, args, data, run)

@@ -23,7 +23,6 @@ from tensorflow.python.ops import variable_scope as _vs
 
 from layers.errors import EagerError, ScopeError, ShapeError
 
-
 # The plain graph whose tf.function is being traced by `function_of_graph`.
 _function_of = contextvars.ContextVar("function_of", default=None)
 

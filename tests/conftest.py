@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from experiments import runner  # noqa: E402
 from zoo.batches import GraphBatches  # noqa: E402
 from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
@@ -117,3 +118,17 @@ def on_graph_batch(monkeypatch, call, action):
         return real(self, session, count)
 
     monkeypatch.setattr(GraphBatches, "next_feed", next_feed)
+
+
+def refused_in_one_line(main, argv, capsys):
+    """Runs an experiment's ``main`` as its command does; returns its one error line.
+
+    Asserts the exit code 2 (bad input) and that stderr holds one ``error: ``
+    line (argparse's own errors put the program's name before it).
+    """
+    with pytest.raises(SystemExit) as exit_info:
+        runner.entry_point(main, argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error: " in err, err
+    return err

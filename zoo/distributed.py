@@ -36,7 +36,7 @@ import tensorflow as tf
 
 from layers.errors import ZooError
 from zoo.checkpoints import RunInterrupted
-from zoo.training import NonFiniteLossError, _signals_caught
+from zoo.training import NonFiniteLossError, signals_caught
 
 v1 = tf.compat.v1
 JOBS = ("ps", "worker")
@@ -484,7 +484,7 @@ def train_worker(
         creator = _PsCheckingSessionCreator(creator, cluster, startup_timeout)
         losses, local_steps, last_finite = [], 0, None
         with (
-            _signals_caught(enabled=True) as caught,
+            signals_caught(enabled=True) as caught,
             v1.train.MonitoredSession(session_creator=creator, hooks=hooks) as sess,
         ):
             start = time.perf_counter()

@@ -44,6 +44,7 @@ __all__ = [
     "add_scalar",
     "repeat_step",
     "run_steps",
+    "signals_caught",
     "train_loop",
 ]
 
@@ -69,8 +70,15 @@ def add_scalar(writer, tag, value, step):
 
 
 @contextlib.contextmanager
-def _signals_caught(enabled):
+def signals_caught(enabled):
     """Collects SIGINT/SIGTERM instead of dying; a second signal acts as before.
+
+    The loop checks the list after each run and stops cleanly (the parameter
+    server's tasks do the same)::
+
+        with signals_caught(enabled=True) as caught:
+            while not caught:
+                ...  # one unit of work
 
     Args:
         enabled: False yields an empty list and leaves the handlers alone (also
@@ -402,7 +410,7 @@ def run_steps(
     began = time.perf_counter()
     progress = tqdm(initial=start, total=steps, desc=desc, disable=None, leave=False)
     step = start
-    with progress, _signals_caught(enabled=bool(checkpoints)) as caught:
+    with progress, signals_caught(enabled=bool(checkpoints)) as caught:
         while step < steps:
             count = min(steps_per_run, steps - step, every - step % every)
             first_logged = -(-step // log_every) * log_every

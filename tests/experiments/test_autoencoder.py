@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from experiments import autoencoder, rundir, runner
 from layers.errors import ZooError
+from tests.conftest import refused_in_one_line
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -147,12 +148,7 @@ def test_steps_per_run_changes_no_number(tiny_data_dir, tmp_path):
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
     argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
-    with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(autoencoder.main, argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1
-    assert err.startswith("error: ") and message in err
+    assert message in refused_in_one_line(autoencoder.main, argv, capsys)
     assert not (tmp_path / "run").exists()
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from experiments import autoencoder, dqn, rundir, runner
+from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 from zoo import training
 
@@ -74,12 +75,7 @@ def test_episode_seeds_differ_and_repeat():
 )  # fmt: skip
 def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
     out = tmp_path / "run"
-    with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(dqn.main, ["--quick", "--out", str(out), *flags])
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1
-    assert err.startswith("error: ")
+    err = refused_in_one_line(dqn.main, ["--quick", "--out", str(out), *flags], capsys)
     assert re.search(message, err), err
     assert not out.exists()
 

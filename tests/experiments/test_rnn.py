@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from experiments import rnn, runner
-from tests.conftest import on_graph_batch, raising
+from tests.conftest import on_graph_batch, raising, refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -88,9 +88,5 @@ def test_bad_flags_exit_with_one_line_before_any_work(
     tiny_data_dir, tmp_path, capsys, flags, message
 ):
     argv = ["--data-dir", tiny_data_dir, "--out", str(tmp_path / "run"), *flags]
-    with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(rnn.main, argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err
+    assert message in refused_in_one_line(rnn.main, argv, capsys)
     assert not (tmp_path / "run").exists()
