@@ -53,7 +53,7 @@ def add_flags(p, steps_per_run=32, xla=False):
         "--xla",
         action=argparse.BooleanOptionalAction,
         default=xla,
-        help="compile the K-step loop with XLA (15-20 %% faster for the autoencoder on "
+        help="compile the K-step loop with XLA (10-30 %% faster for the autoencoder on "
         "a 2-core CPU, docs/benchmark.md; a few seconds to compile); the numbers "
         "equal the uncompiled ones up to float round-off",
     )

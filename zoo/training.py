@@ -158,7 +158,7 @@ def repeat_step(
 
     With ``jit_compile=True`` the whole loop is one XLA computation (a
     ``tf.function(jit_compile=True)`` called in the graph): its elementwise work
-    is fused and nothing is dispatched per step, 15-30 % faster on a 2-core CPU
+    is fused and nothing is dispatched per step, 10-30 % faster on a 2-core CPU
     (docs/benchmark.md). XLA computes with other kernels, so its numbers equal
     the uncompiled ones only up to float round-off (any K still gives those of
     K=1 compiled); every op of ``loss_fn`` and the optimizer needs an XLA kernel

@@ -4,6 +4,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -102,10 +103,11 @@ def test_resume_with_another_variant_is_refused_and_keeps_both(tiny_data_dir, tm
         )
 
 
-def train_variant(data_dir, out, seed, steps_per_run="32"):
+def train_variant(data_dir, out, seed, steps_per_run="32", *extra):
     """Trains the tied variant 20 steps, no plots; returns (result, reconstructions)."""
     argv = ["--data-dir", data_dir, "--validation", "0", "--steps", "20", "--seed", seed]
     argv += ["--batch-size", "32", "--out", str(out), "--steps-per-run", steps_per_run]
+    argv += extra
     args = runner.parse_args(autoencoder.build_parser(), argv)
     run = rundir.run_dir(args, "autoencoder")
     return autoencoder.run_variant("tied", args, runner.load_data(args), run)
@@ -130,6 +132,17 @@ def test_steps_per_run_changes_no_number(tiny_data_dir, tmp_path):
     assert looped["losses"] == single["losses"]
     assert looped["test_loss"] == single["test_loss"]
     assert (looped_images == single_images).all()
+
+
+@pytest.mark.slow
+def test_xla_is_on_by_default_and_moves_numbers_only_by_round_off(tiny_data_dir, tmp_path):
+    compiled, compiled_images = train_variant(tiny_data_dir, tmp_path / "a", "3")
+    plain, plain_images = train_variant(
+        tiny_data_dir, tmp_path / "b", "3", "32", "--no-xla"
+    )
+    assert (compiled["xla"], plain["xla"]) == (True, False)
+    np.testing.assert_allclose(compiled["test_loss"], plain["test_loss"], rtol=1e-5)
+    np.testing.assert_allclose(compiled_images, plain_images, atol=1e-5)
 
 
 @pytest.mark.parametrize(
