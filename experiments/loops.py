@@ -36,8 +36,8 @@ def add_flags(p, steps_per_run=32, xla=False):
         p: the parser of :func:`experiments.runner.parser`.
         steps_per_run: default K.
         xla: compile by default (where it was measured to pay off: the
-            autoencoder; compiling the RNN's 28 unrolled steps costs more than
-            a short run gains).
+            autoencoder and the siamese towers; the RNN's 28 unrolled GRU steps
+            run slower compiled).
     """
     p.add_argument(
         "--steps-per-run",
@@ -53,9 +53,9 @@ def add_flags(p, steps_per_run=32, xla=False):
         "--xla",
         action=argparse.BooleanOptionalAction,
         default=xla,
-        help="compile the K-step loop with XLA (10-30 %% faster for the autoencoder on "
-        "a 2-core CPU, docs/benchmark.md; a few seconds to compile); the numbers "
-        "equal the uncompiled ones up to float round-off",
+        help="compile the K-step loop with XLA (10-50 %% faster for the autoencoder and "
+        "the siamese towers on a 2-core CPU, slower for the RNN; docs/training.md); "
+        "the numbers equal the uncompiled ones up to float round-off",
     )
 
 

@@ -83,7 +83,7 @@ def build_parser():
         help="nearest neighbour: compare the test images with the first N training "
         "images (default all)",
     )
-    loops.add_flags(p)
+    loops.add_flags(p, xla=True)
     runner.add_validation_flag(
         p,
         "training examples held out from the start of the training split; the "
