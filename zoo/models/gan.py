@@ -22,11 +22,11 @@ import dataclasses
 
 import tensorflow as tf
 
-from layers import Dense, FullConnected
+from layers import Dense
 from layers.dense import check_size
 from layers.errors import ScopeError, ShapeError
 from zoo.models.mlp import next_draw, stateless_seed
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.scoping import builder_scope, hidden_stack, input_width
 
 LEAKY_SLOPE = 0.2
 
@@ -138,7 +138,7 @@ def generator(z, scope="generator", reuse=False, hidden=(256,), n_pixels=784):
         check_widths(var_scope.name, hidden=hidden)
         check_size(var_scope.name, n_pixels=n_pixels)
         width = input_width(var_scope.name, z, "noise z")
-        hidden_layers, h, width = _hidden_stack(z, width, hidden, tf.nn.relu)
+        hidden_layers, h, width = hidden_stack(z, width, hidden, tf.nn.relu)
         out = Dense(h, width, n_pixels, names=("W_out", "b_out"), activation=tf.sigmoid)
     return Generator(
         images=out.output,
@@ -168,7 +168,7 @@ def discriminator(x, scope="discriminator", reuse=False, hidden=(256,)):
     with builder_scope(scope, reuse) as var_scope:
         check_widths(var_scope.name, hidden=hidden)
         width = input_width(var_scope.name, x, "images x")
-        hidden_layers, h, width = _hidden_stack(x, width, hidden, _leaky_relu)
+        hidden_layers, h, width = hidden_stack(x, width, hidden, _leaky_relu)
         out = Dense(h, width, 1, names=("W_out", "b_out"), activation=tf.sigmoid)
         logits = tf.squeeze(out.logits, axis=1, name="logits")
     return Discriminator(
@@ -354,22 +354,6 @@ def check_widths(owner, **sequences):
                 f"{widths!r}; pass e.g. {name}=(256,)"
             )
         check_size(owner, **{f"{name}[{i}]": width for i, width in enumerate(widths)})
-
-
-def _hidden_stack(inputs, width, hidden, activation):
-    """Stacks hidden layers ``W_hid_i``/``b_hid_i`` on ``inputs``.
-
-    Returns:
-        ``(layers, top tensor, its width)``; the input and its width without layers.
-    """
-    layers, h = [], inputs
-    for i, n_out in enumerate(hidden, start=1):
-        layer = FullConnected(
-            h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), activation=activation
-        )
-        layers.append(layer)
-        h, width = layer.output, n_out
-    return layers, h, width
 
 
 def _leaky_relu(logits):

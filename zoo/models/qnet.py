@@ -23,9 +23,9 @@ import dataclasses
 
 import tensorflow as tf
 
-from layers import Dense, FullConnected
+from layers import Dense
 from layers.errors import ZooError
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.scoping import builder_scope, hidden_stack, input_width
 from zoo.state import check_tau, copy_variables, frozen_copy
 
 
@@ -71,13 +71,7 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
         _check_sizes(var_scope.name, n_actions, hidden)
         width = input_width(var_scope.name, x, "observations x")
         initializer = tf.compat.v1.glorot_uniform_initializer()
-        layers, h = [], x
-        for i, n_out in enumerate(hidden, start=1):
-            layer = FullConnected(
-                h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), w_init=initializer
-            )
-            layers.append(layer)
-            h, width = layer.output, n_out
+        layers, h, width = hidden_stack(x, width, hidden, w_init=initializer)
         readout = Dense(
             h,
             width,

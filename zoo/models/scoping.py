@@ -1,9 +1,10 @@
-"""The one ``scope``/``reuse`` entry every zoo builder goes through."""
+"""The ``scope``/``reuse`` entry every zoo builder goes through, and its hidden layers."""
 
 import contextlib
 
 import tensorflow as tf
 
+from layers.dense import FullConnected
 from layers.errors import ScopeError, ShapeError
 from layers.variables import require_graph
 
@@ -58,3 +59,31 @@ def input_width(owner, tensor, what):
             "give the placeholder a static last dimension"
         )
     return shape[-1]
+
+
+def hidden_stack(inputs, width, hidden, activation=None, w_init=None):
+    """Stacks hidden layers ``W_hid_i``/``b_hid_i`` on ``inputs`` under the current scope.
+
+    Args:
+        inputs: tensor [batch, width].
+        width: its static width.
+        hidden: widths of the hidden layers, already checked (may be empty).
+        activation: of every layer (default: :class:`layers.FullConnected`'s ReLU).
+        w_init: weight initializer of every layer (default: the layer's own).
+
+    Returns:
+        ``(layers, top tensor, its width)``; ``([], inputs, width)`` without layers.
+    """
+    layers, h = [], inputs
+    for i, n_out in enumerate(hidden, start=1):
+        layer = FullConnected(
+            h,
+            width,
+            n_out,
+            names=(f"W_hid_{i}", f"b_hid_{i}"),
+            activation=activation,
+            w_init=w_init,
+        )
+        layers.append(layer)
+        h, width = layer.output, n_out
+    return layers, h, width

@@ -29,10 +29,10 @@ import numbers
 
 import tensorflow as tf
 
-from layers import Dense, FullConnected
+from layers import Dense
 from layers.dense import check_size
 from layers.errors import ShapeError, ZooError
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.scoping import builder_scope, hidden_stack, input_width
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,11 +99,7 @@ def embedding_tower(x, scope="tower", reuse=False, hidden=(256,), embedding_size
 
 def _tower(x, width, hidden, embedding_size, scope_name):
     """The tower's layers under the current variable scope (sizes already checked)."""
-    layers, h = [], x
-    for i, n_out in enumerate(hidden, start=1):
-        layer = FullConnected(h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"))
-        layers.append(layer)
-        h, width = layer.output, n_out
+    layers, h, width = hidden_stack(x, width, hidden)
     embed = Dense(
         h, width, embedding_size, names=("W_embed", "b_embed"), activation=tf.identity
     )
