@@ -19,15 +19,20 @@ def names(variables, scope):
     return sorted(v.name[len(scope) + 1 : -2] for v in variables)
 
 
-def build(target_network=True, period=1000, tau=1.0, gamma=0.9):
-    """Builds a DQN on placeholders (4 observations, 3 actions) and a feed for it."""
-    placeholders = [
+def transition_placeholders():
+    """Observations [None, 4], actions, rewards, next observations, terminated flags."""
+    return [
         v1.placeholder(tf.float32, [None, 4]),
         v1.placeholder(tf.int64, [None]),
         v1.placeholder(tf.float32, [None]),
         v1.placeholder(tf.float32, [None, 4]),
         v1.placeholder(tf.float32, [None]),
     ]
+
+
+def build(target_network=True, period=1000, tau=1.0, gamma=0.9):
+    """Builds a DQN on placeholders (4 observations, 3 actions) and a feed for it."""
+    placeholders = transition_placeholders()
     v1.set_random_seed(1)
     model = dqn(
         *placeholders,
@@ -198,13 +203,7 @@ def test_registered_for_inspect():
 
 def test_next_action_is_the_argmax_after_the_step(graph):
     acting = v1.placeholder(tf.float32, [None, 4])
-    placeholders = [
-        v1.placeholder(tf.float32, [None, 4]),
-        v1.placeholder(tf.int64, [None]),
-        v1.placeholder(tf.float32, [None]),
-        v1.placeholder(tf.float32, [None, 4]),
-        v1.placeholder(tf.float32, [None]),
-    ]
+    placeholders = transition_placeholders()
     model = dqn(*placeholders, 3, learning_rate=0.5, hidden=(8,), act_observations=acting)
     rng = np.random.default_rng(1)
     batch = [rng.normal(size=(BATCH, 4)), rng.integers(0, 3, BATCH), rng.normal(size=BATCH)]
