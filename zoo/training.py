@@ -184,11 +184,16 @@ def repeat_step(
 
     Raises:
         ZooError: ``steps_per_run`` is not an int in ``[1, batches.window]``,
-            ``batches`` is not a GraphBatches, or ``loss_fn`` returns something
-            else than a scalar loss (and metrics).
+            ``jit_compile`` is not a bool, ``batches`` is not a GraphBatches, or
+            ``loss_fn`` returns something else than a scalar loss (and metrics).
         ScopeError: ``loss_fn`` creates a variable on its second call.
     """
     _check_steps_per_run(steps_per_run, batches)
+    if not isinstance(jit_compile, bool):
+        raise ZooError(
+            f"repeat_step: expected jit_compile True or False, found {jit_compile!r}; "
+            "pass jit_compile=True to compile the loop with XLA"
+        )
     loss, metrics = _loss_and_metrics(loss_fn(batches.images, batches.labels))
     grads_and_vars = optimizer.compute_gradients(loss, var_list)
     one_step = optimizer.apply_gradients(grads_and_vars, global_step)

@@ -159,6 +159,8 @@ def test_bad_steps_per_run_and_unloopable_inputs_are_refused(graph):
     for k in (0, 13, 2.0, True):
         with pytest.raises(ZooError, match=r"expected steps_per_run an int in \[1, 12\]"):
             training.repeat_step(loss_and_code_mean, optimizer, batches, k)
+    with pytest.raises(ZooError, match="expected jit_compile True or False, found 'yes'"):
+        training.repeat_step(loss_and_code_mean, optimizer, batches, 4, jit_compile="yes")
     with pytest.raises(ZooError, match="a feed_dict source cannot be looped"):
         training.repeat_step(loss_and_code_mean, optimizer, dataset(), 4)
     with pytest.raises(ZooError, match=r"expected loss_fn to return a scalar loss"):
