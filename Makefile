@@ -66,10 +66,10 @@ experiment-ps:
 
 # Benchmarks: results as JSON, never timed tests.
 bench:
-	$(PY) -m experiments.bench $(DATA_FLAGS) $(ARGS)
+	$(PY) -m experiments.bench.speed $(DATA_FLAGS) $(ARGS)
 
 bench-state:
-	$(PY) -m experiments.bench_state $(ARGS)
+	$(PY) -m experiments.bench.state $(ARGS)
 
 bench-gradients:
-	$(PY) -m experiments.bench_gradients $(DATA_FLAGS) $(ARGS)
+	$(PY) -m experiments.bench.gradients $(DATA_FLAGS) $(ARGS)

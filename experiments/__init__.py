@@ -1,1 +1,4 @@
-"""Scripts that reproduce the published results; each is a thin layer over ``runner``."""
+"""Scripts that reproduce the published results, each a thin script on ``harness``.
+
+The benchmarks live in ``bench``, apart from the scripts.
+"""

@@ -16,18 +16,12 @@ Writes ``results.json``, ``loss_curves.png``, ``reconstructions.png`` and
 TensorBoard events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-import time
-
-import tensorflow as tf
-
-from experiments import loops, rundir, runner
-from zoo import training
-from zoo.batches import GraphBatches
-from zoo.models import autoencoder
+from experiments.harness import figures, flags, rundir
+from zoo.data import N_PIXELS
 
 VARIANTS = ("untied", "tied")
 LEARNING_RATE = 0.1
-N_PIXELS = 784
+SCOPE = "autoencoder"
 N_SHOWN = 10
 SEED_REFERENCE = {
     "dataset": "mnist",
@@ -52,90 +46,62 @@ SEED_REFERENCE = {
 
 def build_parser():
     """Returns the experiment's argument parser (shared flags plus ``--variant``)."""
-    p = runner.parser(
+    p = flags.parser(
         "Train the seed's 784-625-784 autoencoder untied and tied and compare test losses.",
         steps=10001,
         batch_size=128,
     )
-    runner.add_variant_flag(
+    flags.add_variant_flag(
         p,
         VARIANTS,
         help="which decoder to train: its own weight (untied), the encoder's W "
         "transposed (tied), or both one after the other",
     )
-    runner.add_validation_flag(p)
-    loops.add_flags(p, xla=True)
+    flags.add_validation_flag(p)
+    flags.add_loop_flags(p, xla=True)
     return p
 
 
 def run_variant(variant, args, data, run):
-    """Builds, trains and evaluates one variant in its own graph.
-
-    Args:
-        variant: ``"untied"`` or ``"tied"``.
-        args: the parsed flags.
-        data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
-        run: the :class:`experiments.rundir.RunDir`.
+    """Trains and evaluates one variant (:func:`experiments.harness.train.train_variant`).
 
     Returns:
         ``(result dict, reconstructions of the first N_SHOWN test images)``.
     """
-    start = time.perf_counter()
+    import tensorflow as tf
+
+    from experiments.harness.train import train_variant
+    from zoo.models import autoencoder
+
     tied = variant == "tied"
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(args.seed)
-        batches = GraphBatches(data.train, args.batch_size)
-        step = loops.repeat_step(
-            args,
-            lambda images, _: autoencoder(images, tied=tied, scope="autoencoder").loss,
-            tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
-            batches,
-        )
+
+    def evaluation():
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
-        evaluation = autoencoder(x_test, tied=tied, scope="autoencoder", reuse=True)
-        init = tf.compat.v1.global_variables_initializer()
-        writer = run.summary_writer(variant, graph=graph)
-    graph.finalize()
-    log_every = runner.log_period(args.steps)
-    with tf.compat.v1.Session(graph=graph) as session:
-        print(f"Training ({variant})...")
-        logged, steps_per_second = loops.train(
-            session,
-            init,
-            step,
-            batches,
-            args,
-            run,
-            variant,
-            log_every=log_every,
-            writer=writer,
-        )
-        test_loss = float(session.run(evaluation.loss, {x_test: data.test.images}))
-        shown = session.run(evaluation.decoded, {x_test: data.test.images[:N_SHOWN]})
-    print(f"loss (test) = {test_loss:f}")
-    training.add_scalar(writer, f"{variant}/test_loss", test_loss, args.steps)
-    writer.close()
-    result = {
-        "test_loss": test_loss,
-        "losses": [[step, loss] for step, loss in logged],
-        "dataset": data.name,
-        **loops.settings(args, log_every),
-        "wall_time_s": time.perf_counter() - start,
-        "steps_per_second": steps_per_second,
-        "reference": {"dataset": SEED_REFERENCE["dataset"], **SEED_REFERENCE[variant]},
-    }
-    return result, shown
+        model = autoencoder(x_test, tied=tied, scope=SCOPE, reuse=True)
+
+        def evaluate(session):
+            test_loss = float(session.run(model.loss, {x_test: data.test.images}))
+            shown = session.run(model.decoded, {x_test: data.test.images[:N_SHOWN]})
+            return {"test_loss": test_loss}, shown
+
+        return evaluate
+
+    result, shown = train_variant(
+        variant,
+        args,
+        data,
+        run,
+        loss_fn=lambda images, _: autoencoder(images, tied=tied, scope=SCOPE).loss,
+        optimizer=tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
+        evaluation=evaluation,
+    )
+    reference = {"dataset": SEED_REFERENCE["dataset"], **SEED_REFERENCE[variant]}
+    return {**result, "reference": reference}, shown
 
 
 def plot_losses(results):
     """Returns a figure of each variant's training loss: ours solid, the seed's dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = figures.pyplot().subplots(figsize=(7, 4.5))
     for variant, result in results.items():
         steps, losses = zip(*result["losses"], strict=True)
         line = axes.plot(
@@ -166,13 +132,8 @@ def plot_reconstructions(originals, reconstructions):
         originals: [N_SHOWN, 784] test images.
         reconstructions: dict variant -> [N_SHOWN, 784] reconstructions.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = {"original": originals, **reconstructions}
-    figure, axes = plt.subplots(
+    figure, axes = figures.pyplot().subplots(
         len(rows), N_SHOWN, figsize=(N_SHOWN, len(rows) + 0.3), squeeze=False
     )
     for row, (label, images) in zip(axes, rows.items(), strict=True):
@@ -190,10 +151,10 @@ def main(argv=None):
     Raises:
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
-    args = runner.parse_args(build_parser(), argv)
-    data = runner.load_data(args)
+    args = flags.parse_args(build_parser(), argv)
+    data = flags.load_data(args)
     run = rundir.run_dir(args, "autoencoder")
-    variants = runner.chosen_variants(args, VARIANTS)
+    variants = flags.chosen_variants(args, VARIANTS)
     results, reconstructions = {}, {}
     for variant in variants:
         results[variant], reconstructions[variant] = run_variant(variant, args, data, run)
@@ -202,7 +163,7 @@ def main(argv=None):
         summary["tied_below_untied"] = (
             results["tied"]["test_loss"] < results["untied"]["test_loss"]
         )
-    run.write_json("results.json", summary)
+    run.write_results(summary)
     run.save_figure("loss_curves.png", plot_losses(results))
     originals = data.test.images[:N_SHOWN]
     run.save_figure("reconstructions.png", plot_reconstructions(originals, reconstructions))
@@ -211,4 +172,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

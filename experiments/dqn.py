@@ -44,7 +44,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import training
 from zoo.checkpoints import SessionLoopCheckpoint
@@ -64,7 +64,7 @@ PROFILE_CALLS = 200
 
 def build_parser():
     """Returns the experiment's parser: the shared flags plus DQN's."""
-    p = runner.parser(
+    p = flags.parser(
         "DQN on a gymnasium environment with no target network, a hard copy every C "
         "updates, or Polyak averaging; several seeds each.",
         steps=49000,
@@ -74,7 +74,7 @@ def build_parser():
     )
     p.set_defaults(checkpoint_every=5000)
     p.add_argument("--env", default="CartPole-v1", help="gymnasium environment id")
-    runner.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
+    flags.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
     p.add_argument(
         "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
     )
@@ -83,7 +83,7 @@ def build_parser():
         "--gamma",
         type=float,
         default=0.99,
-        check=runner.real(0.0, inclusive=True, maximum=1.0),
+        check=flags.real(0.0, inclusive=True, maximum=1.0),
         help="discount factor",
     )
     p.add_argument("--buffer-size", type=int, default=10000, help="replay buffer capacity")
@@ -111,7 +111,7 @@ def build_parser():
         "--tau",
         type=float,
         default=0.01,
-        check=runner.real(0.0, maximum=1.0),
+        check=flags.real(0.0, maximum=1.0),
         help="Polyak step, every update",
     )
     p.add_argument(
@@ -122,7 +122,7 @@ def build_parser():
         type=int,
         default=PROFILE_CALLS,
         metavar="N",
-        check=runner.integer(0),
+        check=flags.integer(0),
         help="calls per timed batch of the step profile (first seed of each variant); "
         "0 skips it",
     )
@@ -152,7 +152,7 @@ def parse(argv):
         ZooError: a bad flag, or an environment gymnasium does not know or that
             has no discrete actions and flat observations.
     """
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     if args.quick:
         args.profile_calls = min(args.profile_calls, 5)
         args.seeds = min(args.seeds, 2)
@@ -477,7 +477,7 @@ def run_seed(variant, seed, args, run, path, profile=False):
         variant: one of :data:`VARIANTS`.
         seed: the run's seed (weights, exploration, replay draws, episode resets).
         args: the parsed flags.
-        run: the :class:`experiments.rundir.RunDir`.
+        run: the :class:`experiments.harness.rundir.RunDir`.
         path: the run's checkpoint file (from ``Checkpointer.next_path``).
         profile: time the parts of a training step afterwards.
 
@@ -533,7 +533,7 @@ def run_seed(variant, seed, args, run, path, profile=False):
             args.steps,
             args.batch_size,
         )
-        log_every = runner.log_period(args.steps)
+        log_every = flags.log_period(args.steps)
         logged, updates_per_second = training.run_steps(
             run_step,
             args.steps,
@@ -838,7 +838,7 @@ def main(argv=None):
     run = rundir.run_dir(args, "dqn")
     settings = {name: getattr(args, name) for name in SETTINGS}
     threshold = args.env_spec[2]
-    variants = runner.chosen_variants(args, VARIANTS)
+    variants = flags.chosen_variants(args, VARIANTS)
     tasks = [
         (
             variant,
@@ -903,4 +903,4 @@ def _describe(summary):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

@@ -33,8 +33,8 @@ import keras
 import matplotlib
 import tensorflow as tf
 
-from experiments import rundir, runner
 from experiments.autoencoder import LEARNING_RATE, N_PIXELS
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import training
 from zoo.models import autoencoder
@@ -48,7 +48,7 @@ TOLERANCE = 1e-3  # absolute, on the mean binary cross-entropy (about 0.1 to 0.7
 
 def build_parser():
     """Returns the experiment's argument parser."""
-    p = runner.parser(
+    p = flags.parser(
         "Train the tied autoencoder eagerly (zoo.share, tf.GradientTape, Keras Adagrad "
         "under tf.function) and in graph mode (tf.compat.v1 Adagrad) from the same "
         "weights and batches, and compare the test losses.",
@@ -60,9 +60,9 @@ def build_parser():
         type=float,
         default=TOLERANCE,
         help="largest accepted |eager - graph| test loss; the run exits 1 beyond it",
-        check=runner.real(0.0, inclusive=True),
+        check=flags.real(0.0, inclusive=True),
     )
-    runner.add_validation_flag(p)
+    flags.add_validation_flag(p)
     return p
 
 
@@ -173,7 +173,7 @@ def train_eager(model, args, data, checkpointer):
         run_step,
         args.steps,
         checkpoint,
-        log_every=runner.log_period(args.steps),
+        log_every=flags.log_period(args.steps),
         desc="eager",
     )
     test_loss = float(model(tf.constant(data.test.images)).loss)
@@ -209,7 +209,7 @@ def train_graph(initial, args, data, run):
             args.steps,
             args.batch_size,
             lambda images, _labels: {x: images},
-            log_every=runner.log_period(args.steps),
+            log_every=flags.log_period(args.steps),
             desc="graph",
             checkpointer=run.checkpointer,
         )
@@ -240,9 +240,9 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, a checkpoint that does not
             fit on ``--resume``, or missing/corrupt data.
     """
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     run = rundir.run_dir(args, "eager_autoencoder")
-    data = runner.load_data(args)
+    data = flags.load_data(args)
     model, initial = initial_weights(args, data, run)
     eager = train_eager(model, args, data, run.checkpointer)
     graph = train_graph(initial, args, data, run)
@@ -275,4 +275,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

@@ -28,7 +28,7 @@ import time
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import training
 from zoo.data import DataSet
@@ -83,7 +83,7 @@ SEED_REFERENCE = {
 
 def build_parser():
     """Returns the experiment's argument parser (shared flags plus ``--case``)."""
-    p = runner.parser(
+    p = flags.parser(
         "Train two MLPs on two halves of the data, with shared weights and "
         "independently, and compare test accuracies with the model average.",
         steps=5001,
@@ -96,7 +96,7 @@ def build_parser():
         help="shared: mlp2 reuses mlp1's variables; independent: two networks whose "
         "softmaxes are averaged; both: one after the other",
     )
-    runner.add_validation_flag(p)
+    flags.add_validation_flag(p)
     return p
 
 
@@ -133,7 +133,7 @@ def run_case(case, args, data, run):
         case: ``"shared"`` or ``"independent"``.
         args: the parsed flags.
         data: the :class:`zoo.data.DataSets`.
-        run: the :class:`experiments.rundir.RunDir`.
+        run: the :class:`experiments.harness.rundir.RunDir`.
 
     Returns:
         The case's result dict.
@@ -196,7 +196,7 @@ def run_case(case, args, data, run):
                 args.steps,
                 args.batch_size,
                 feed,
-                log_every=runner.log_period(args.steps),
+                log_every=flags.log_period(args.steps),
                 desc=f"{case}/{name}",
                 on_log=on_log,
                 checkpointer=run.checkpointer,
@@ -272,8 +272,8 @@ def main(argv=None):
     Raises:
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
-    args = runner.parse_args(build_parser(), argv)
-    data = runner.load_data(args)
+    args = flags.parse_args(build_parser(), argv)
+    data = flags.load_data(args)
     if data.train.num_examples < 2 * args.batch_size:
         raise ZooError(
             f"{data.source}: expected at least {2 * args.batch_size} training images "
@@ -301,4 +301,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

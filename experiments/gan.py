@@ -33,8 +33,8 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments import rundir, runner
-from experiments.bench import machine
+from experiments.harness import flags, rundir
+from experiments.harness.record import machine
 from layers.errors import ZooError
 from zoo import training
 from zoo.batches import GraphBatches
@@ -59,14 +59,14 @@ METRIC = (
 
 def build_parser():
     """Returns the experiment's argument parser (shared flags plus the GAN's)."""
-    p = runner.parser(
+    p = flags.parser(
         "Train an MLP GAN with a shared discriminator and with an unshared one (a "
         "second discriminator for the fakes) and compare their Frechet classifier "
         "distances.",
         steps=6000,
         batch_size=64,
     )
-    runner.add_variant_flag(
+    flags.add_variant_flag(
         p,
         VARIANTS,
         help="shared: the discriminator of the fakes reuses the one of the real images; "
@@ -112,11 +112,11 @@ def parse_args(argv):
     """Parses and checks the flags; every check runs before any work.
 
     Raises:
-        ZooError: a shared flag out of range (see :func:`runner.parse_args`), a
+        ZooError: a shared flag out of range (see :func:`flags.parse_args`), a
             non-positive --noise-dim, --hidden, --evals, --classifier-steps or
             --learning-rate, more --evals than --steps, or fewer than 2 --samples.
     """
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     if args.quick:
         args.samples = min(args.samples, 1000)
         args.classifier_steps = min(args.classifier_steps, 300)
@@ -176,7 +176,7 @@ def train_feature_classifier(args, data, run):
     Args:
         args: the parsed flags (``classifier_steps``, ``seed``).
         data: the :class:`zoo.data.DataSets`; training starts at its first batch.
-        run: the :class:`experiments.rundir.RunDir` (its checkpointer).
+        run: the :class:`experiments.harness.rundir.RunDir` (its checkpointer).
 
     Returns:
         :class:`FeatureClassifier`.
@@ -211,7 +211,7 @@ def train_feature_classifier(args, data, run):
         batches,
         args.classifier_steps,
         CLASSIFIER_BATCH,
-        log_every=runner.log_period(args.classifier_steps),
+        log_every=flags.log_period(args.classifier_steps),
         desc="classifier",
         checkpointer=run.checkpointer,
     )
@@ -241,7 +241,7 @@ def run_variant(variant, args, data, run, classifier, real):
         variant: ``"shared"`` or ``"unshared"``.
         args: the parsed flags.
         data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
-        run: the :class:`experiments.rundir.RunDir`.
+        run: the :class:`experiments.harness.rundir.RunDir`.
         classifier: the :class:`FeatureClassifier`.
         real: the :class:`zoo.frechet.FeatureStatistics` of the test images.
 
@@ -305,7 +305,7 @@ def run_variant(variant, args, data, run, classifier, real):
                 batches,
                 end - begin,
                 args.batch_size,
-                log_every=runner.log_period(end - begin),
+                log_every=flags.log_period(end - begin),
                 desc=f"{variant}-{end}",
                 metrics=metrics,
                 checkpointer=run.checkpointer,
@@ -401,7 +401,7 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
     args = parse_args(argv)
-    data = runner.load_data(args, validation=0)
+    data = flags.load_data(args, validation=0)
     run = rundir.run_dir(args, "gan")
     start = time.perf_counter()
     classifier = train_feature_classifier(args, data, run)
@@ -411,7 +411,7 @@ def main(argv=None):
             real, classifier.statistics(data.train.images[: args.samples])
         )
         print(f"FCD of {args.samples} real training images (the floor): {floor:.3f}")
-        variants = runner.chosen_variants(args, VARIANTS)
+        variants = flags.chosen_variants(args, VARIANTS)
         results, samples = {}, {}
         for variant in variants:
             results[variant], samples[variant] = run_variant(
@@ -452,4 +452,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

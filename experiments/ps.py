@@ -38,7 +38,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import checkpoints, distributed
 from zoo.checkpoints import RunInterrupted
@@ -63,7 +63,7 @@ WORKER_BYTES = 1050 << 20
 
 def build_parser():
     """Returns the argument parser: shared flags plus cluster and model flags."""
-    p = runner.parser(
+    p = flags.parser(
         "Asynchronous parameter-server training (between-graph replication) of the "
         "MLP or the Deep MNIST conv net on TensorFlow's distributed runtime.",
         steps=2000,
@@ -77,7 +77,7 @@ def build_parser():
         "--learning-rate",
         type=float,
         default=1e-3,
-        check=runner.real(0.0, maximum=FLOAT32_MAX),  # a huge one tests the NaN guard
+        check=flags.real(0.0, maximum=FLOAT32_MAX),  # a huge one tests the NaN guard
         help="Adam learning rate",
     )
     p.add_argument(
@@ -96,7 +96,7 @@ def build_parser():
         "--task-index",
         type=int,
         default=0,
-        check=runner.integer(0),
+        check=flags.integer(0),
         help="this task's index in its job; worker 0 is the chief",
     )
     p.add_argument(
@@ -133,9 +133,9 @@ def build_parser():
         type=int,
         default=2,
         help="launcher: times a dead worker is restarted",
-        check=runner.integer(0),
+        check=flags.integer(0),
     )
-    runner.may_differ_on_resume(
+    flags.may_differ_on_resume(
         p,
         "cluster",
         "job_name",
@@ -151,7 +151,7 @@ def build_parser():
 
 def main(argv=None):
     """Launches a local cluster, or runs one task of a given cluster."""
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     if args.workers <= 0:
         raise ZooError(
             f"--workers: expected a positive integer, found {args.workers}; pass 1 or more"
@@ -251,7 +251,7 @@ def run_task(args, hidden, cluster, job, index):
     if job == "ps":
         while True:  # until SIGTERM/SIGKILL; the server's threads do the work
             time.sleep(3600)
-    data = runner.load_data(args, validation=0)
+    data = flags.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
     checkpoint_dir = run.file("checkpoints")
     checkpoints.latest_tf_checkpoint(checkpoint_dir)  # refuses a foreign `checkpoint`
@@ -566,4 +566,4 @@ def write_results(args, run, children):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

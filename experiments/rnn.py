@@ -20,34 +20,26 @@ Writes ``results.json``, ``loss_curves.png``, ``accuracy.png`` and TensorBoard
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-import time
-
 import numpy as np
-import tensorflow as tf
 
-from experiments import figures, loops, rundir, runner
-from experiments.bench import machine
+from experiments.harness import figures, flags, rundir
 from layers.errors import ShapeError
-from zoo import training
-from zoo.batches import GraphBatches
-from zoo.models.rnn import rnn_classifier
+from zoo.data import N_CLASSES, N_PIXELS
 
 VARIANTS = ("shared", "per_step")
-N_PIXELS = 784
 LOG_PERIOD = 100  # steps between logged training losses (fewer in short runs)
-N_CLASSES = 10
 EVAL_CHUNK = 2000
 
 
 def build_parser():
     """Returns the experiment's argument parser."""
-    p = runner.parser(
+    p = flags.parser(
         "Train a row-by-row GRU classifier with one cell shared across time steps and "
         "with a cell per step; compare test accuracy and parameter counts.",
         steps=2000,
         batch_size=128,
     )
-    runner.add_variant_flag(
+    flags.add_variant_flag(
         p,
         VARIANTS,
         help="one cell for all time steps (shared), a cell per step (per_step), or both",
@@ -60,15 +52,15 @@ def build_parser():
         help="time steps per image; each reads 784 / N pixels (28: one row per step)",
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
-    loops.add_flags(p)
-    runner.add_validation_flag(p)
+    flags.add_loop_flags(p)
+    flags.add_validation_flag(p)
     return p
 
 
 def check_flags(args):
     """Raises ShapeError unless ``--time-steps`` divides the 784 pixels of an image.
 
-    ``runner.parse_args`` has checked every flag's range already.
+    ``flags.parse_args`` has checked every flag's range already.
     """
     if N_PIXELS % args.time_steps:
         raise ShapeError(
@@ -79,87 +71,64 @@ def check_flags(args):
 
 def loss_and_accuracy(images, labels, kwargs):
     """Returns the classifier's loss and ``{"batch_accuracy": ...}`` on one batch."""
+    from zoo.models.rnn import rnn_classifier
+
     model = rnn_classifier(images, labels, **kwargs)
     return model.loss, {"batch_accuracy": model.accuracy}
 
 
 def run_variant(variant, args, data, run):
-    """Builds, trains and evaluates one variant in its own graph.
-
-    Args:
-        variant: ``"shared"`` or ``"per_step"``.
-        args: the parsed flags.
-        data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
-        run: the :class:`experiments.rundir.RunDir`.
+    """Trains and evaluates one variant (:func:`experiments.harness.train.train_variant`).
 
     Returns:
         The variant's result dict.
     """
-    start = time.perf_counter()
-    log_every = runner.log_period(args.steps, LOG_PERIOD)
+    import tensorflow as tf
+
+    from experiments.harness.train import train_variant
+    from zoo.models.rnn import rnn_classifier
+
     kwargs = {
         "scope": "rnn",
         "n_hidden": args.hidden,
         "n_steps": args.time_steps,
         "shared": variant == "shared",
     }
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(args.seed)
-        batches = GraphBatches(data.train, args.batch_size)
-        step = loops.repeat_step(
-            args,
-            lambda images, labels: loss_and_accuracy(images, labels, kwargs),
-            tf.compat.v1.train.AdamOptimizer(args.learning_rate),
-            batches,
-        )
+
+    def evaluation():
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
-        evaluation = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
-        cell = {id(v): v for s in evaluation.steps for v in s.params}.values()
+        model = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
+        cell = {id(v): v for s in model.steps for v in s.params}.values()
         parameters = {
             "cells": sum(int(np.prod(v.shape)) for v in cell),
             "cell_variables": len(cell),
-            "readout": sum(int(np.prod(v.shape)) for v in evaluation.readout.params),
+            "readout": sum(int(np.prod(v.shape)) for v in model.readout.params),
         }
         parameters["total"] = parameters["cells"] + parameters["readout"]
-        init = tf.compat.v1.global_variables_initializer()
-        writer = run.summary_writer(variant, graph=graph)
-    graph.finalize()
-    with tf.compat.v1.Session(graph=graph) as session:
-        print(f"Training ({variant}, {parameters['total']:,} parameters)...")
-        logged, steps_per_second = loops.train(
-            session,
-            init,
-            step,
-            batches,
-            args,
-            run,
-            variant,
-            log_every=log_every,
-            writer=writer,
-        )
-        correct = 0.0
-        for i in range(0, data.test.num_examples, EVAL_CHUNK):
-            images = data.test.images[i : i + EVAL_CHUNK]
-            labels = data.test.labels[i : i + EVAL_CHUNK]
-            accuracy = session.run(evaluation.accuracy, {x_test: images, y_test: labels})
-            correct += accuracy * len(images)
-    test_accuracy = correct / data.test.num_examples
-    print(f"accuracy (test) = {test_accuracy:.4f}")
-    training.add_scalar(writer, f"{variant}/test_accuracy", test_accuracy, args.steps)
-    writer.close()
-    return {
-        "test_accuracy": test_accuracy,
-        "parameters": parameters,
-        "losses": [[step, loss] for step, loss, _ in logged],
-        "batch_accuracy": [[step, values["batch_accuracy"]] for step, _, values in logged],
-        "dataset": data.name,
-        "train_examples": data.train.num_examples,
-        **loops.settings(args, log_every),
-        "wall_time_s": time.perf_counter() - start,
-        "steps_per_second": steps_per_second,
-    }
+
+        def evaluate(session):
+            correct = 0.0
+            for i in range(0, data.test.num_examples, EVAL_CHUNK):
+                feed = {x_test: data.test.images[i : i + EVAL_CHUNK]}
+                feed[y_test] = data.test.labels[i : i + EVAL_CHUNK]
+                correct += session.run(model.accuracy, feed) * len(feed[y_test])
+            accuracy = correct / data.test.num_examples
+            return {"test_accuracy": accuracy, "parameters": parameters}, None
+
+        return evaluate
+
+    result, _ = train_variant(
+        variant,
+        args,
+        data,
+        run,
+        loss_fn=lambda images, labels: loss_and_accuracy(images, labels, kwargs),
+        optimizer=tf.compat.v1.train.AdamOptimizer(args.learning_rate),
+        evaluation=evaluation,
+        log_period=LOG_PERIOD,
+    )
+    return result
 
 
 def accuracy_figure(results):
@@ -189,21 +158,19 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory (or one of another
             experiment to resume), or missing/corrupt data.
     """
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     check_flags(args)
-    data = runner.load_data(args)
+    data = flags.load_data(args)
     run = rundir.run_dir(args, "rnn")
-    variants = runner.chosen_variants(args, VARIANTS)
+    variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
     summary = {
         "experiment": "rnn",
         "dataset": data.name,
         "data_source": data.source,
-        "flags": run.record["flags"],
-        "machine": machine(),
         "variants": results,
     }
-    run.write_json("results.json", summary)
+    run.write_results(summary)
     run.save_figure(
         "loss_curves.png",
         figures.loss_figure(
@@ -218,4 +185,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

@@ -35,19 +35,12 @@ embeddings on their first two principal axes) and TensorBoard events under
 ``tensorboard/<variant>/`` into the run directory.
 """
 
-import time
-
 import numpy as np
-import tensorflow as tf
 
-from experiments import figures, loops, rundir, runner
-from experiments.bench import machine
-from zoo import training
-from zoo.batches import GraphBatches
-from zoo.models.siamese import partners_in_batch, siamese
+from experiments.harness import figures, flags, rundir
+from zoo.data import N_PIXELS
 
 VARIANTS = ("shared", "two_towers")
-N_PIXELS = 784
 LOG_PERIOD = 250  # steps between logged training losses (fewer in short runs)
 N_SCATTER = 2000
 EMBED_CHUNK = 5000
@@ -55,13 +48,13 @@ EMBED_CHUNK = 5000
 
 def build_parser():
     """Returns the experiment's argument parser."""
-    p = runner.parser(
+    p = flags.parser(
         "Train a siamese embedding with one shared tower and with two independent "
         "towers; compare verification and nearest-neighbour accuracy.",
         steps=5000,
         batch_size=128,
     )
-    runner.add_variant_flag(
+    flags.add_variant_flag(
         p,
         VARIANTS,
         help="one tower for both images (shared), a tower per image (two_towers), or both",
@@ -83,8 +76,8 @@ def build_parser():
         help="nearest neighbour: compare the test images with the first N training "
         "images (default all)",
     )
-    loops.add_flags(p, xla=True)
-    runner.add_validation_flag(
+    flags.add_loop_flags(p, xla=True)
+    flags.add_validation_flag(
         p,
         "training examples held out from the start of the training split; the "
         "verification threshold is chosen on their pairs (on training pairs with 0)",
@@ -105,83 +98,88 @@ def model_kwargs(args, variant):
 
 def pair_loss(images, labels, args, variant):
     """Returns the contrastive loss of the pairs :func:`partners_in_batch` makes."""
+    import tensorflow as tf
+
+    from zoo.models.siamese import partners_in_batch, siamese
+
     partner, same = partners_in_batch(tf.argmax(labels, 1))
     model = siamese(images, tf.gather(images, partner), same, **model_kwargs(args, variant))
     return model.loss
 
 
 def run_variant(variant, args, data, run):
-    """Builds, trains and evaluates one variant in its own graph.
-
-    Args:
-        variant: ``"shared"`` or ``"two_towers"``.
-        args: the parsed flags.
-        data: the :class:`zoo.data.DataSets`; training restarts at its first batch.
-        run: the :class:`experiments.rundir.RunDir`.
+    """Trains and evaluates one variant (:func:`experiments.harness.train.train_variant`).
 
     Returns:
         ``(result dict, {tower name: test embeddings of the first N_SCATTER images})``.
     """
-    start = time.perf_counter()
-    log_every = runner.log_period(args.steps, LOG_PERIOD)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(args.seed)
-        batches = GraphBatches(data.train, args.batch_size)
-        step = loops.repeat_step(
-            args,
-            lambda images, labels: pair_loss(images, labels, args, variant),
-            tf.compat.v1.train.AdamOptimizer(args.learning_rate),
-            batches,
-        )
+    import tensorflow as tf
+
+    from experiments.harness.train import train_variant
+    from zoo.models.siamese import partners_in_batch, siamese
+
+    def evaluation():
         x_eval = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_eval")
         probe = siamese(x_eval, x_eval, reuse=True, **model_kwargs(args, variant))
         labels_eval = tf.compat.v1.placeholder(tf.int64, [None], name="labels_eval")
         pairs_eval = partners_in_batch(labels_eval)
-        parameters = sum(int(np.prod(v.shape)) for v in tf.compat.v1.trainable_variables())
-        init = tf.compat.v1.global_variables_initializer()
-        writer = run.summary_writer(variant, graph=graph)
-    graph.finalize()
-    with tf.compat.v1.Session(graph=graph) as session:
-        print(f"Training ({variant}, {parameters:,} parameters)...")
-        logged, steps_per_second = loops.train(
-            session,
-            init,
-            step,
-            batches,
-            args,
-            run,
-            variant,
-            log_every=log_every,
-            writer=writer,
-        )
 
-        def embed(images):
-            parts = [
-                session.run(
-                    [probe.embedding1, probe.embedding2],
-                    {x_eval: images[i : i + EMBED_CHUNK]},
-                )
+        def embed(session, images):
+            towers = [probe.embedding1, probe.embedding2]
+            return _concatenated(
+                session.run(towers, {x_eval: images[i : i + EMBED_CHUNK]})
                 for i in range(0, len(images), EMBED_CHUNK)
-            ]
-            return tuple(np.concatenate(tower) for tower in zip(*parts, strict=True))
+            )
 
-        def pairs(labels):
-            chunks = []
-            for i in range(0, len(labels), args.batch_size):
-                found, same_class = session.run(
-                    pairs_eval, {labels_eval: labels[i : i + args.batch_size]}
-                )
-                chunks.append((found + i, same_class))
-            return tuple(np.concatenate(part) for part in zip(*chunks, strict=True))
+        def pairs(session, labels):
+            size = args.batch_size
+            return _concatenated(
+                _shifted(session.run(pairs_eval, {labels_eval: labels[i : i + size]}), i)
+                for i in range(0, len(labels), size)
+            )
 
-        threshold_split = "validation" if data.validation.num_examples else "train"
-        splits = {"train": data.train, "test": data.test, "validation": data.validation}
-        labels = {name: splits[name].labels.argmax(1) for name in ("train", "test")}
-        labels[threshold_split] = splits[threshold_split].labels.argmax(1)
-        embeddings = {name: embed(splits[name].images) for name in labels}
-        partners = {name: pairs(labels[name]) for name in (threshold_split, "test")}
-    verification = verify(embeddings, partners, threshold_split)
+        return lambda session: evaluate(session, embed, pairs, args, variant, data)
+
+    return train_variant(
+        variant,
+        args,
+        data,
+        run,
+        loss_fn=lambda images, labels: pair_loss(images, labels, args, variant),
+        optimizer=tf.compat.v1.train.AdamOptimizer(args.learning_rate),
+        evaluation=evaluation,
+        log_period=LOG_PERIOD,
+    )
+
+
+def _concatenated(parts):
+    """Returns the tuple of each field of ``parts`` (tuples of arrays) concatenated."""
+    return tuple(np.concatenate(field) for field in zip(*parts, strict=True))
+
+
+def _shifted(pairs, offset):
+    """Returns the ``(partner, same)`` of a chunk with partners indexed from ``offset``."""
+    partner, same = pairs
+    return partner + offset, same
+
+
+def evaluate(session, embed, pairs, args, variant, data):
+    """Returns ``(metrics, shown)``: verification and 1-NN accuracies, test embeddings.
+
+    Args:
+        session: the trained variant's session.
+        embed: ``(session, images) -> (tower 1's, tower 2's embeddings)``.
+        pairs: ``(session, labels) -> (partner, same)`` of the pairs of a split.
+        args: the parsed flags.
+        variant: ``"shared"`` or ``"two_towers"``.
+        data: the :class:`zoo.data.DataSets`.
+    """
+    threshold_split = "validation" if data.validation.num_examples else "train"
+    splits = {"train": data.train, "test": data.test, "validation": data.validation}
+    labels = {name: splits[name].labels.argmax(1) for name in ("train", "test")}
+    labels[threshold_split] = splits[threshold_split].labels.argmax(1)
+    embeddings = {name: embed(session, splits[name].images) for name in labels}
+    partners = {name: pairs(session, labels[name]) for name in (threshold_split, "test")}
     views = {"tower": (0, 0)} if variant == "shared" else TWO_TOWER_VIEWS
     nearest = {
         view: nearest_neighbour_accuracy(
@@ -192,40 +190,16 @@ def run_variant(variant, args, data, run):
         )
         for view, (query, gallery) in views.items()
     }
-    wall = time.perf_counter() - start
-    print(
-        f"verification accuracy (test) = {verification['test_accuracy']:.4f}, "
-        f"nearest neighbour accuracy (test) = "
-        + ", ".join(f"{view} {acc:.4f}" for view, acc in nearest.items())
-    )
-    training.add_scalar(
-        writer,
-        f"{variant}/test_verification_accuracy",
-        verification["test_accuracy"],
-        args.steps,
-    )
-    for view, accuracy in nearest.items():
-        training.add_scalar(
-            writer, f"{variant}/test_1nn_accuracy/{view}", accuracy, args.steps
-        )
-    writer.close()
-    result = {
-        "parameters": parameters,
-        "verification": verification,
+    metrics = {
+        "verification": verify(embeddings, partners, threshold_split),
         "nearest_neighbour_accuracy": nearest,
         "nearest_neighbour_gallery": len(labels["train"][: args.gallery]),
-        "losses": [[step, loss] for step, loss in logged],
-        "dataset": data.name,
-        "train_examples": data.train.num_examples,
-        **loops.settings(args, log_every),
-        "wall_time_s": wall,
-        "steps_per_second": steps_per_second,
     }
     shown = {
         ("tower" if variant == "shared" else f"tower_{i + 1}"): tower[:N_SCATTER]
         for i, tower in enumerate(embeddings["test"][: 1 if variant == "shared" else 2])
     }
-    return result, shown
+    return metrics, shown
 
 
 def verify(embeddings, partners, threshold_split):
@@ -307,10 +281,10 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory (or one of another
             experiment to resume), or missing/corrupt data.
     """
-    args = runner.parse_args(build_parser(), argv)
-    data = runner.load_data(args)
+    args = flags.parse_args(build_parser(), argv)
+    data = flags.load_data(args)
     run = rundir.run_dir(args, "siamese")
-    variants = runner.chosen_variants(args, VARIANTS)
+    variants = flags.chosen_variants(args, VARIANTS)
     results, shown = {}, {}
     for variant in variants:
         results[variant], towers = run_variant(variant, args, data, run)
@@ -319,13 +293,11 @@ def main(argv=None):
         "experiment": "siamese",
         "dataset": data.name,
         "data_source": data.source,
-        "flags": run.record["flags"],
-        "machine": machine(),
         "loss": "contrastive (Hadsell, Chopra, LeCun 2006): mean of same * d^2 / 2 + "
         "(1 - same) * max(0, margin - d)^2 / 2",
         "variants": results,
     }
-    run.write_json("results.json", summary)
+    run.write_results(summary)
     run.save_figure(
         "loss_curves.png",
         figures.loss_figure(
@@ -352,4 +324,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

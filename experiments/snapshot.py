@@ -24,7 +24,7 @@ Usage::
 import numpy as np
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from zoo import training
 from zoo.models import mlp_classifier
 from zoo.state import copy_scope, frozen_copy
@@ -90,7 +90,7 @@ def plot(rows):
 
 def build_parser():
     """Returns the experiment's argument parser (shared flags, learning rate, widths)."""
-    p = runner.parser(
+    p = flags.parser(
         "Evaluate the MLP classifier with its previous and current parameters in one "
         "session.run per step, sync past := current, train; plot their divergence.",
         steps=2000,
@@ -106,9 +106,9 @@ def build_parser():
 
 def main(argv=None):
     """Runs the experiment; see ``--help``."""
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     run = rundir.run_dir(args, "snapshot")
-    data = runner.load_data(args, validation=0)
+    data = flags.load_data(args, validation=0)
     probe = data.test.images[:PROBE_SIZE]
 
     with tf.Graph().as_default():
@@ -181,4 +181,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

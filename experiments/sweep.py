@@ -30,7 +30,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import training
 from zoo.hparams import HParams, check_value
@@ -318,7 +318,7 @@ def summarize(configurations, build_seconds, one_graph, rebuild, totals):
 
 def build_parser():
     """Returns the sweep's argument parser (shared flags plus the grid)."""
-    parser = runner.parser(
+    parser = flags.parser(
         "Sweep learning rate x keep probability x L2 of the MLP classifier in one "
         "finalized graph (hyperparameters as HParams inputs), and again with a new "
         "graph per configuration; compare setup time per configuration.",
@@ -347,7 +347,7 @@ def build_parser():
     parser.add_argument(
         "--hidden", default="625,625", help="comma-separated widths of the hidden layers"
     )
-    runner.add_validation_flag(
+    flags.add_validation_flag(
         parser, "training examples held out to pick the best configuration"
     )
     return parser
@@ -355,7 +355,7 @@ def build_parser():
 
 def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     configurations = grid(args)
     args.hidden = parse_numbers("--hidden", args.hidden, int)
     if min(args.hidden) <= 0:
@@ -364,7 +364,7 @@ def main(argv=None):
             "--hidden 625,625"
         )
     run = rundir.run_dir(args, "sweep")
-    data = runner.load_data(args)
+    data = flags.load_data(args)
     checkpointer = run.checkpointer
 
     start = time.perf_counter()
@@ -393,4 +393,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

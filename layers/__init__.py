@@ -1,33 +1,22 @@
 """Layers built on ``tf.compat.v1.get_variable``: variables and math only.
 
-Importing this package changes nothing in TensorFlow's global state.
+Importing this package changes nothing in TensorFlow's global state, and does
+not import TensorFlow: each name is imported from its module when first used,
+so ``layers.errors`` serves a command's flag checks before TensorFlow starts.
 """
 
-from layers.conv import Conv2D, Conv2DTranspose, MaxPool
-from layers.dense import Decoder, Dense, Embedding, Encoder, FullConnected, ReadOut
-from layers.errors import (
-    DataError,
-    EagerError,
-    ScopeError,
-    ShapeError,
-    TieError,
-    ZooError,
-)
+from layers import lazy
 
-__all__ = [
-    "Conv2D",
-    "Conv2DTranspose",
-    "MaxPool",
-    "DataError",
-    "Decoder",
-    "Dense",
-    "EagerError",
-    "Embedding",
-    "Encoder",
-    "FullConnected",
-    "ReadOut",
-    "ScopeError",
-    "ShapeError",
-    "TieError",
-    "ZooError",
-]
+__getattr__, __dir__, __all__ = lazy.exports(
+    __name__,
+    {
+        "layers.conv": ("Conv2D", "Conv2DTranspose", "MaxPool"),
+        "layers.dense": (
+            "Decoder", "Dense", "Embedding", "Encoder", "FullConnected", "ReadOut",
+        ),
+        "layers.errors": (
+            "DataError", "EagerError", "RunInterrupted", "ScopeError", "ShapeError",
+            "TieError", "ZooError",
+        ),
+    },
+)  # fmt: skip

@@ -41,3 +41,16 @@ class DataError(ZooError):
 
 class EagerError(ZooError):
     """Graph-style code ran eagerly, where it would silently duplicate variables."""
+
+
+class RunInterrupted(ZooError):
+    """SIGINT or SIGTERM stopped training after a checkpoint was written.
+
+    Attributes:
+        signum: the signal received.
+        command: the shell command that resumes the run.
+    """
+
+    def __init__(self, message, signum, command):
+        super().__init__(message)
+        self.signum, self.command = signum, command

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from experiments import runner  # noqa: E402
+from experiments.harness import flags  # noqa: E402
 from zoo.batches import GraphBatches  # noqa: E402
 from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
@@ -127,7 +127,7 @@ def refused_in_one_line(main, argv, capsys):
     line (argparse's own errors put the program's name before it).
     """
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(main, argv)
+        flags.entry_point(main, argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error: " in err, err

@@ -20,22 +20,8 @@ import zipfile
 import numpy as np
 import tensorflow as tf
 
-from layers.errors import ZooError
+from layers.errors import RunInterrupted, ZooError
 from zoo.files import atomic_write, write_json
-
-
-class RunInterrupted(ZooError):
-    """SIGINT or SIGTERM stopped training after a checkpoint was written.
-
-    Attributes:
-        signum: the signal received.
-        command: the shell command that resumes the run.
-    """
-
-    def __init__(self, message, signum, command):
-        super().__init__(message)
-        self.signum, self.command = signum, command
-
 
 PARTIAL = "partial.json"
 _STATE = "__state__"

@@ -34,6 +34,7 @@ from layers.errors import DataError
 DATASETS = ("mnist", "fashion_mnist")
 N_CLASSES = 10
 IMAGE_SIDE = 28
+N_PIXELS = IMAGE_SIDE * IMAGE_SIDE  # an image flattened, as every loader returns it
 FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),

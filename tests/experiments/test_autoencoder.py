@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments import autoencoder, rundir, runner
+from experiments import autoencoder
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 
@@ -76,7 +77,7 @@ def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
 
     printed = capsys.readouterr().out
     assert "  step, loss =      0: " in printed
-    assert printed.count("loss (test) = ") == 2
+    assert printed.count(": test_loss = ") == 2
 
 
 def test_resume_with_another_variant_is_refused_and_keeps_both(tiny_data_dir, tmp_path):
@@ -108,9 +109,9 @@ def train_variant(data_dir, out, seed, steps_per_run="32", *extra):
     argv = ["--data-dir", data_dir, "--validation", "0", "--steps", "20", "--seed", seed]
     argv += ["--batch-size", "32", "--out", str(out), "--steps-per-run", steps_per_run]
     argv += extra
-    args = runner.parse_args(autoencoder.build_parser(), argv)
+    args = flags.parse_args(autoencoder.build_parser(), argv)
     run = rundir.run_dir(args, "autoencoder")
-    return autoencoder.run_variant("tied", args, runner.load_data(args), run)
+    return autoencoder.run_variant("tied", args, flags.load_data(args), run)
 
 
 @pytest.mark.slow
@@ -176,4 +177,4 @@ def test_help_documents_every_flag(capsys):
 
 @pytest.mark.parametrize("steps, period", [(10001, 1000), (5000, 1000), (300, 60), (3, 1)])
 def test_log_period(steps, period):
-    assert runner.log_period(steps) == period
+    assert flags.log_period(steps) == period

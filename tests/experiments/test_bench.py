@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from experiments import bench, runner
+from experiments.bench import speed as bench
+from experiments.harness import flags
 from layers.errors import ZooError
 
 CONTENDERS = {
@@ -47,7 +48,7 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
 
 
 @pytest.mark.parametrize(
-    "flags, message",
+    "argv, message",
     [
         (["--rounds", "0"], r"--rounds: expected a positive integer, found 0"),
         (["--warmup", "-1"], r"--warmup: expected a count >= 0, found -1"),
@@ -55,13 +56,11 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
     ],
 )
 def test_bad_rounds_or_warmup_are_refused_before_any_work(
-    flags, message, tmp_path, tiny_data_dir, monkeypatch
+    argv, message, tmp_path, tiny_data_dir, monkeypatch
 ):
-    monkeypatch.setattr(runner, "load_data", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(flags, "load_data", lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(ZooError, match=message):
-        bench.main(
-            [*flags, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")]
-        )
+        bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")])
 
 
 def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):

@@ -8,7 +8,8 @@ import signal
 import numpy as np
 import pytest
 
-from experiments import autoencoder, dqn, rundir, runner
+from experiments import autoencoder, dqn
+from experiments.harness import flags, rundir
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 from zoo import training
@@ -95,7 +96,7 @@ def test_an_environment_that_cannot_be_made_is_refused(monkeypatch):
 
 def test_resume_of_another_experiment_is_refused(tmp_path):
     other = str(tmp_path / "autoencoder")
-    args = runner.parse_args(autoencoder.build_parser(), ["--out", other])
+    args = flags.parse_args(autoencoder.build_parser(), ["--out", other])
     rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
     with pytest.raises(
         dqn.ZooError,

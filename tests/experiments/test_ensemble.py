@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from experiments import ensemble, rundir, runner
+from experiments import ensemble
+from experiments.harness import flags, rundir
 from tests.conftest import make_idx_dir, refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, quick_argv, read_events
 
@@ -64,11 +65,11 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
     ]
     runs = []
     for name in "ab":
-        args = runner.parse_args(
+        args = flags.parse_args(
             ensemble.build_parser(),
             [*argv, "--batch-size", "20", "--out", str(tmp_path / name)],
         )
-        data = runner.load_data(args)
+        data = flags.load_data(args)
         runs.append(ensemble.run_case("independent", args, data, rundir.run_dir(args, "e")))
     first, again = runs
     for name in ensemble.NETWORKS:
@@ -93,7 +94,7 @@ def test_too_little_training_data_is_one_clear_line(tmp_path, capsys):
     data_dir = make_idx_dir(tmp_path, n_train=150, n_test=20)
     argv = ["--data-dir", data_dir, "--validation", "0", "--out", str(tmp_path / "run")]
     with pytest.raises(SystemExit):
-        runner.entry_point(ensemble.main, argv)
+        flags.entry_point(ensemble.main, argv)
     assert (
         "expected at least 200 training images (two halves of one batch each), found 150"
         in (capsys.readouterr().err)

@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 import experiments
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 
 HOSTILE = {
@@ -46,8 +46,8 @@ class WorkStarted(Exception):
 def experiment_modules():
     """Every experiments module with a ``main``; each must expose ``build_parser``."""
     found = []
-    for info in pkgutil.iter_modules(experiments.__path__):
-        module = importlib.import_module(f"experiments.{info.name}")
+    for info in pkgutil.walk_packages(experiments.__path__, "experiments."):
+        module = importlib.import_module(info.name)
         if hasattr(module, "main"):
             found.append(module)
     return found
@@ -59,9 +59,9 @@ MODULES = experiment_modules()
 def kind(action):
     """The flag's kind: which row of HOSTILE applies."""
     paths = {
-        runner.directory: "directory",
-        runner.new_directory: "new directory",
-        runner.new_file: "new file",
+        flags.directory: "directory",
+        flags.new_directory: "new directory",
+        flags.new_file: "new file",
     }
     if action.check in paths:
         return paths[action.check]
@@ -96,14 +96,14 @@ def no_work(monkeypatch):
         raise WorkStarted
 
     monkeypatch.delenv("ZOO_DATA_DIR", raising=False)
-    monkeypatch.setattr(runner, "load_data", started)
+    monkeypatch.setattr(flags, "load_data", started)
     monkeypatch.setattr(rundir.RunDir, "__init__", started)
     monkeypatch.setattr(tf.Graph, "__init__", started)
 
 
 def test_every_experiment_exposes_its_parser():
     names = {module.__name__ for module in MODULES}
-    assert {"experiments.autoencoder", "experiments.ps", "experiments.bench"} <= names
+    assert {"experiments.autoencoder", "experiments.ps", "experiments.bench.speed"} <= names
     for module in MODULES:
         assert isinstance(module.build_parser(), argparse.ArgumentParser), module
 

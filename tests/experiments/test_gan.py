@@ -7,7 +7,8 @@ import signal
 
 import pytest
 
-from experiments import autoencoder, gan, rundir, runner
+from experiments import autoencoder, gan
+from experiments.harness import flags, rundir
 from layers import ZooError
 from tests.conftest import on_graph_batch, raising, refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
@@ -88,7 +89,7 @@ def test_sigterm_then_resume_gives_the_uninterrupted_results(
 
 def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_dir):
     other = str(tmp_path / "autoencoder")
-    args = runner.parse_args(autoencoder.build_parser(), ["--out", other])
+    args = flags.parse_args(autoencoder.build_parser(), ["--out", other])
     rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
     with pytest.raises(
         ZooError,

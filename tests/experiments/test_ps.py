@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments import bench_gradients, ps
+from experiments import ps
+from experiments.bench import gradients as bench_gradients
 from layers import ZooError
 from zoo import distributed
 

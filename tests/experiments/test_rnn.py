@@ -5,7 +5,8 @@ import signal
 
 import pytest
 
-from experiments import rnn, runner
+from experiments import rnn
+from experiments.harness import flags
 from tests.conftest import on_graph_batch, raising, refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 
@@ -59,7 +60,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     # Runs of 2 steps, cut at the checkpoint every 5: [0, 1], [2, 3], [4], [5, 6], ...
     on_graph_batch(monkeypatch, 3, raising(signal.SIGTERM))
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(rnn.main, looped)
+        flags.entry_point(rnn.main, looped)
     assert exit_info.value.code == 128 + signal.SIGTERM
     assert not (cut / "results.json").exists()
     assert json.loads((cut / "partial.json").read_text())["step"] == 7

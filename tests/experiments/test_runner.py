@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, record, rundir
 from layers.errors import ZooError
 from tests.conftest import edit_run_record, make_idx_dir
 from zoo import files, training
@@ -39,14 +39,14 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, record, rundir
 from zoo import training
 from zoo.data import DataSet
 from zoo.models.mlp import mlp_classifier
 
 
 def main(argv=None):
-    p = runner.parser("Toy classifier.", steps=40, batch_size=8)
+    p = flags.parser("Toy classifier.", steps=40, batch_size=8)
     p.add_argument("--loops", type=int, default=1)
     p.add_argument("--scope", default="mlp")
     p.add_argument("--hidden", type=int, default=16)
@@ -55,8 +55,8 @@ def main(argv=None):
     p.add_argument("--nan-at", type=int, default=-1, help="a NaN loss at this step")
     p.add_argument("--marker", default=None, help="file written at step 5")
     p.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
-    runner.may_differ_on_resume(p, "interrupt_at", "interrupts", "marker", "sleep")
-    args = runner.parse_args(p, argv)
+    flags.may_differ_on_resume(p, "interrupt_at", "interrupts", "marker", "sleep")
+    args = flags.parse_args(p, argv)
     run = rundir.run_dir(args, "toy")
     np.random.seed(args.seed)
     rng = np.random.default_rng(123)
@@ -110,7 +110,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)
 '''
 
 
@@ -177,18 +177,18 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
     ],
 )
 def test_bad_resume_flags(tmp_path, argv, message):
-    p = runner.parser("test", steps=10, batch_size=4)
+    p = flags.parser("test", steps=10, batch_size=4)
     with pytest.raises(ZooError, match=message):
-        runner.parse_args(p, [a.format(tmp=tmp_path) for a in argv])
+        flags.parse_args(p, [a.format(tmp=tmp_path) for a in argv])
 
 
 @pytest.mark.parametrize(
     "flag", ["--steps", "--batch-size", "--seed", "--checkpoint-every"]
 )
 def test_non_numeric_flag_exits_2_with_one_line(capsys, flag):
-    p = runner.parser("test", steps=10, batch_size=4)
+    p = flags.parser("test", steps=10, batch_size=4)
     with pytest.raises(SystemExit) as exit_info:
-        runner.parse_args(p, [flag, "ten"])
+        flags.parse_args(p, [flag, "ten"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
@@ -291,9 +291,9 @@ def test_resume_with_other_flags_or_a_corrupt_checkpoint_is_refused(toy, tmp_pat
         (["--loops", "2"], "expected --loops 1 as the run was started with"),
         (["--steps", "4"], "expected --steps of at least 10"),
     ]
-    for flags, message in refusals:
+    for argv, message in refusals:
         with pytest.raises(ZooError, match=message):
-            toy.main([*flags, "--resume", out])
+            toy.main([*argv, "--resume", out])
     for flag, value, message in (
         ("batch_size", 4, "expected --batch-size 8 as when the checkpoint"),
         ("seed", 3, "expected --seed 0 as when the checkpoint"),
@@ -337,20 +337,20 @@ def test_a_larger_steps_extends_the_run(toy, tmp_path):
     assert results(extended)["weights"] == results(straight)["weights"]
     assert results(extended)["logged"] == results(straight)["logged"]
     with open(os.path.join(extended, "run.json")) as f:
-        record = json.load(f)
-    assert record["flags"]["steps"] == 20
-    assert "--steps 12 " in record["started"]["command"]
-    assert record["resumes"][0]["command"].endswith(f"--steps 20 --resume {extended}")
+        saved = json.load(f)
+    assert saved["flags"]["steps"] == 20
+    assert "--steps 12 " in saved["started"]["command"]
+    assert saved["resumes"][0]["command"].endswith(f"--steps 20 --resume {extended}")
 
 
 def test_ctrl_c_exits_130_with_the_resume_command(toy, tmp_path, capsys):
     out = str(tmp_path / "run")
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
+        flags.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
     assert exit_info.value.code == 130
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "net0: interrupted by SIGINT at step 8 of 20" in last
-    assert last.endswith(f"resume with: {rundir._resume_command(out)}")
+    assert last.endswith(f"resume with: {record.resume_command(out)}")
     assert checkpoint(out)[1]["step"] == 8
 
 
@@ -398,11 +398,11 @@ def test_resume_refuses_another_experiments_directory(toy, tmp_path):
     out = str(tmp_path / "run")
     toy.main(["--steps", "4", "--out", out])
     before = results(out)
-    other = runner.parser("Another experiment.", steps=4, batch_size=8)
+    other = flags.parser("Another experiment.", steps=4, batch_size=8)
     with pytest.raises(
         ZooError, match=rf"{out}: expected a run of {__name__}, found a run of toy "
     ):
-        runner.parse_args(other, ["--resume", out])
+        flags.parse_args(other, ["--resume", out])
     os.remove(os.path.join(out, "run.json"))
     with pytest.raises(ZooError, match=r"run.json: expected the run.json a run writes"):
         toy.main(["--resume", out])
@@ -414,17 +414,17 @@ def test_run_json_records_experiment_flags_data_code_and_machine(toy, tmp_path):
     out = str(tmp_path / "run")
     toy.main(["--steps", "4", "--out", out, "--data-dir", data_dir, "--hidden", "8"])
     with open(os.path.join(out, "run.json")) as f:
-        record = json.load(f)
-    assert record["experiment"] == "toy"
-    assert {"steps": 4, "hidden": 8, "batch_size": 8, "seed": 0}.items() <= record[
+        saved = json.load(f)
+    assert saved["experiment"] == "toy"
+    assert {"steps": 4, "hidden": 8, "batch_size": 8, "seed": 0}.items() <= saved[
         "flags"
     ].items()
-    assert "resume" not in record["flags"] and "argv" not in record["flags"]
-    assert record["data"]["name"] == f"idx:{data_dir}"
-    assert len(record["data"]["md5"]) == 32
-    assert record["started"]["code_version"].startswith(("git ", "scope-zoo "))
-    assert record["started"]["machine"]["cpus"] == os.cpu_count()
-    assert record["resumes"] == []
+    assert "resume" not in saved["flags"] and "argv" not in saved["flags"]
+    assert saved["data"]["name"] == f"idx:{data_dir}"
+    assert len(saved["data"]["md5"]) == 32
+    assert saved["started"]["code_version"].startswith(("git ", "scope-zoo "))
+    assert saved["started"]["machine"]["cpus"] == os.cpu_count()
+    assert saved["resumes"] == []
 
 
 def test_a_run_directory_in_use_is_refused(tmp_path):
@@ -445,8 +445,8 @@ def test_a_run_directory_in_use_is_refused(tmp_path):
 
 def test_default_run_directories_are_unique(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    p = runner.parser("test", steps=4, batch_size=2)
-    paths = {rundir.run_dir(runner.parse_args(p, []), "same").path for _ in range(3)}
+    p = flags.parser("test", steps=4, batch_size=2)
+    paths = {rundir.run_dir(flags.parse_args(p, []), "same").path for _ in range(3)}
     assert len(paths) == 3
     assert all(os.path.isfile(os.path.join(path, "run.json")) for path in paths)
 
@@ -483,14 +483,14 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
 
     monkeypatch.setattr(rundir, "write_json", full)
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(toy.main, ["--steps", "4", "--out", out])
+        flags.entry_point(toy.main, ["--steps", "4", "--out", out])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err == (
         f"error: {out}/results.json: expected to write it, found No space left on "
         f"device; free disk space or fix permissions, then resume with: "
-        f"{rundir._resume_command(out)}\n"
+        f"{record.resume_command(out)}\n"
     )
     monkeypatch.undo()
     toy.main(["--resume", out])  # the finished checkpoints make it a rewrite
@@ -500,7 +500,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
         raise OSError(errno.EACCES, "Permission denied", "/somewhere/file")
 
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(broken)
+        flags.entry_point(broken)
     assert exit_info.value.code == 1
     assert capsys.readouterr().err.startswith("error: /somewhere/file: Permission denied;")
 
@@ -581,12 +581,12 @@ def train_graph_batches(source, steps, run=None, interrupt_at=None, window=4):
 def test_graph_batches_train_exactly_as_feed_dict_and_resume_mid_window(tmp_path):
     fed = train_graph_batches("feed", steps=14)  # 14 batches of 8 from 36: 3+ epochs
     in_graph = train_graph_batches("graph", steps=14)
-    args = runner.parse_args(runner.parser("t", 14, 8), ["--checkpoint-every", "5"])
+    args = flags.parse_args(flags.parser("t", 14, 8), ["--checkpoint-every", "5"])
     args.out = str(tmp_path / "run")
     with pytest.raises(training.RunInterrupted, match="at step 7 of 14"):
         train_graph_batches("graph", 14, rundir.run_dir(args, "t"), interrupt_at=6)
     args.resume, args.out = args.out, None
-    runner._check_resume(args)
+    flags._check_resume(args)
     resumed = train_graph_batches("graph", 14, rundir.run_dir(args, "t"))
 
     for logged, weights in (in_graph, resumed):

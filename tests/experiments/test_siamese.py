@@ -6,7 +6,8 @@ import signal
 import numpy as np
 import pytest
 
-from experiments import runner, siamese
+from experiments import siamese
+from experiments.harness import flags
 from tests.conftest import on_graph_batch, raising, refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 
@@ -37,7 +38,7 @@ def test_quick_fashion_run_shared_and_two_towers(fashion_dir, tmp_path):
         assert result["nearest_neighbour_gallery"] == 5000
         assert result["losses"][-1][1] < result["losses"][0][1]
         tags, has_graph = read_events(out / "tensorboard" / variant)
-        assert has_graph and f"{variant}/test_verification_accuracy" in tags
+        assert has_graph and f"{variant}/verification/test_accuracy" in tags
     assert_png(out / "loss_curves.png")
     assert_png(out / "embedding.png")
 
@@ -60,7 +61,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     looped = tiny_argv(tiny_data_dir, cut, "--steps-per-run", "3")
     on_graph_batch(monkeypatch, 2, raising(signal.SIGINT))  # steps 5-7
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(siamese.main, looped)
+        flags.entry_point(siamese.main, looped)
     assert exit_info.value.code == 128 + signal.SIGINT
     assert json.loads((cut / "partial.json").read_text())["step"] == 8
     monkeypatch.undo()

@@ -6,7 +6,9 @@ import signal
 
 import pytest
 
-from experiments import bench_state, runner, snapshot
+from experiments import snapshot
+from experiments.bench import state as bench_state
+from experiments.harness import flags
 from tests.conftest import on_batch, raising
 from zoo import training
 
@@ -55,7 +57,7 @@ def test_sigterm_then_resume_gives_the_uninterrupted_rows(
 def test_snapshot_rejects_bad_flags(tiny_data_dir, tmp_path, capsys):
     argv = ["--data-dir", tiny_data_dir, "--learning-rate", "-1", "--out", str(tmp_path)]
     with pytest.raises(SystemExit) as exit_info:
-        runner.entry_point(snapshot.main, argv)
+        flags.entry_point(snapshot.main, argv)
     assert exit_info.value.code == 2
     assert (
         "--learning-rate: expected a finite number > 0, found -1.0"

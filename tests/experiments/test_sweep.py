@@ -81,6 +81,6 @@ def test_bad_flags_raise_before_any_work(tmp_path, tiny_data_dir, flags, message
 
 def test_bad_flag_exits_2_with_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        sweep.runner.entry_point(sweep.main, ["--keep-probs", "0", "--out", str(tmp_path)])
+        sweep.flags.entry_point(sweep.main, ["--keep-probs", "0", "--out", str(tmp_path)])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.count("\n") == 1

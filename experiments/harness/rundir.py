@@ -2,7 +2,7 @@
 
 Usage::
 
-    args = runner.parse_args(parser, argv)        # every flag checked; --resume merged
+    args = flags.parse_args(parser, argv)         # every flag checked; --resume merged
     run = rundir.run_dir(args, "autoencoder")    # --out, --overwrite, --resume
     training.train_loop(..., checkpointer=run.checkpointer)
     run.write_json("results.json", results)
@@ -10,29 +10,21 @@ Usage::
 
 :func:`run_dir` writes ``run.json`` when the run starts (experiment, every flag,
 the data's identity, code version, machine) and locks the directory while the
-process lives; ``--resume`` reads ``run.json`` back (:func:`runner.parse_args`).
+process lives; ``--resume`` reads ``run.json`` back (:func:`flags.parse_args`);
+both through :mod:`experiments.harness.record`.
 """
 
-import contextlib
 import csv
 import datetime
 import fcntl
-import importlib.metadata
 import io
 import os
-import platform
 import secrets
-import shlex
 import shutil
 import socket
-import subprocess
-import sys
 
-import tensorflow as tf
-
-from experiments import runner
+from experiments.harness import record
 from layers.errors import ZooError
-from zoo.checkpoints import Checkpointer
 from zoo.files import atomic_write, write_json
 
 LOCK = ".lock"
@@ -87,9 +79,9 @@ class RunDir:
                 f"pass --resume {path} to continue that run, --overwrite to replace it, "
                 "or choose another --out"
             )
-        if entries and overwrite and runner.RECORD not in entries:
+        if entries and overwrite and record.RECORD not in entries:
             raise ZooError(
-                f"{path}: expected a run directory (with {runner.RECORD}) to overwrite, "
+                f"{path}: expected a run directory (with {record.RECORD}) to overwrite, "
                 f"found other files ({', '.join(sorted(entries)[:3])}...); choose another "
                 "--out, or empty it yourself"
             )
@@ -114,6 +106,23 @@ class RunDir:
         """Writes ``obj`` as indented JSON (numpy scalars become numbers)."""
         self._write(name, lambda path: write_json(path, obj))
 
+    def write_results(self, results, name="results.json"):
+        """Writes ``results`` as ``results.json``, with what produced them first.
+
+        Every experiment's results say the same of their origin: the
+        experiment, its flags and data (from run.json), the code version and the
+        machine at the end of the run (:func:`experiments.harness.record.machine`).
+        """
+        started = (self.record or {}).get("started", {})
+        origin = {
+            "experiment": (self.record or {}).get("experiment"),
+            "flags": (self.record or {}).get("flags"),
+            "data": (self.record or {}).get("data"),
+            "code_version": started.get("code_version"),
+            "machine": record.machine(),
+        }
+        self.write_json(name, {**origin, **results})
+
     def write_csv(self, name, rows):
         """Writes a list of dicts as CSV with the first row's keys as header."""
         buffer = io.StringIO()
@@ -133,6 +142,8 @@ class RunDir:
 
     def summary_writer(self, name, graph=None):
         """Returns a TensorBoard ``FileWriter`` in ``<run>/tensorboard/<name>``."""
+        import tensorflow as tf
+
         return tf.compat.v1.summary.FileWriter(
             os.path.join(self.path, "tensorboard", name), graph=graph
         )
@@ -176,7 +187,7 @@ def _lock(path):
         ) from None
     lock.seek(0)
     lock.truncate()
-    lock.write(f"pid {os.getpid()} on {socket.gethostname()} since {_now()}\n")
+    lock.write(f"pid {os.getpid()} on {socket.gethostname()} since {record.now()}\n")
     lock.flush()
     _HELD[key] = lock
 
@@ -196,11 +207,11 @@ def run_dir(args, experiment, join=False):
 
     A new run writes ``run.json`` (experiment, every flag, the data's identity,
     code version, machine, command) and locks the directory; a resumed one
-    (``--resume``, already checked and merged by :func:`runner.parse_args`)
+    (``--resume``, already checked and merged by :func:`.flags.parse_args`)
     appends to run.json's ``resumes``.
 
     Args:
-        args: the namespace of :func:`runner.parse_args` (every flag it
+        args: the namespace of :func:`experiments.harness.flags.parse_args` (every flag it
             ``recorded`` goes to run.json).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
         join: a task joining its launcher's run (``experiments.ps``): when the
@@ -217,97 +228,21 @@ def run_dir(args, experiment, join=False):
         training.train_loop(..., checkpointer=run.checkpointer)
     """
     path = getattr(args, "out", None) or default_out(experiment)
-    if join and os.path.exists(os.path.join(path, runner.RECORD)):
-        record = runner.read_record(path, args.experiment)
-        runner.merge_record(args, record, path)
-        runner.check_same_data(record, args.data, path)
+    if join and os.path.exists(os.path.join(path, record.RECORD)):
+        saved = record.read(path, args.experiment)
+        record.merge(args, saved, path)
+        record.check_same_data(saved, args.data, path)
         run = RunDir(path, resume=True, lock=False)
-        run.record = record
+        run.record = saved
         return run
     resume = bool(getattr(args, "resume", None))
     run = RunDir(path, getattr(args, "overwrite", False), resume=resume, lock=not join)
     if hasattr(args, "checkpoint_every"):
-        run.command = _resume_command(run.path)
+        from zoo.checkpoints import Checkpointer
+
+        run.command = record.resume_command(run.path)
         run.checkpointer = Checkpointer(
             run.path, every=args.checkpoint_every, resume=resume, command=run.command
         )
-    run.record = _write_record(run, args, experiment, resume)
+    run.record = record.write(run, args, experiment, resume)
     return run
-
-
-def _write_record(run, args, experiment, resume):
-    """Writes (or, resuming, updates) ``run.json``; returns it."""
-    this = {
-        "time": _now(),
-        "command": _command(args.argv),
-        "code_version": code_version(),
-        "machine": machine(),
-    }
-    flags = {dest: getattr(args, dest) for dest in args.recorded}
-    if resume and args.record:
-        record = {**args.record, "flags": runner.jsonable(flags)}
-        record["resumes"] = [*record.get("resumes", []), this]
-    else:
-        data = getattr(args, "data", None)
-        record = {
-            "experiment": getattr(args, "experiment", experiment),
-            "flags": runner.jsonable(flags),
-            "data": data.as_dict() if data else None,
-            "started": this,
-            "resumes": [],
-        }
-    run.write_json(runner.RECORD, record)
-    return record
-
-
-def _now():
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
-def code_version():
-    """Returns ``git describe --always --dirty`` of the code, else the package version."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        if described:
-            return f"git {described}"
-    try:
-        return f"scope-zoo {importlib.metadata.version('scope-zoo')}"
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def machine():
-    """Returns what ran the code: host, platform, CPUs, Python and TensorFlow versions."""
-    return {
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-    }
-
-
-def _program():
-    spec = getattr(sys.modules["__main__"], "__spec__", None)
-    return ["-m", spec.name] if spec else [sys.argv[0]]
-
-
-def _command(argv):
-    return shlex.join(["python", *_program(), *argv])
-
-
-def _resume_command(run_path):
-    """Returns the shell command that resumes the run: ``--resume run_path`` alone.
-
-    The run's flags come back from its run.json; a larger ``--steps`` may be added.
-    """
-    return shlex.join(["python", *_program(), "--resume", run_path])

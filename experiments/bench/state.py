@@ -23,7 +23,7 @@ and its load: they are results, never test assertions.
 Usage::
 
     make bench-state ARGS="--json runs/bench_state.json"
-    python -m experiments.bench_state --quick --json /tmp/bench_state.json
+    python -m experiments.bench.state --quick --json /tmp/bench_state.json
 """
 
 import math
@@ -36,7 +36,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments import rundir, runner
+from experiments.harness import flags, rundir
 from zoo import files
 from zoo.models import mlp_classifier
 from zoo.state import frozen_copy, restore_scope
@@ -183,21 +183,21 @@ def bench_network(hidden, repeats, checkpoint_dir):
 
 def build_parser():
     """Returns the benchmark's argument parser (no shared flag: it loads no data)."""
-    p = runner.bare_parser(
+    p = flags.bare_parser(
         "Time copying network state: grouped assign op vs numpy round trip "
         "vs checkpoint save+restore vs raw memcpy, on the MLP and a 10x wider one."
     )
     p.add_argument(
         "--json",
         default=None,
-        check=runner.new_file,
+        check=flags.new_file,
         help="output file (default runs/bench_state/<timestamp>/results.json)",
     )
     p.add_argument("--repeats", type=int, default=20, help="timed runs per method")
     p.add_argument(
         "--checkpoint-dir",
         default=None,
-        check=runner.directory,
+        check=flags.directory,
         help="local directory for the checkpoint files (default a temporary one)",
     )
     p.add_argument(
@@ -210,7 +210,7 @@ def build_parser():
 
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     repeats = 3 if args.quick else args.repeats
     shrink = QUICK_SHRINK if args.quick else 1
     with tempfile.TemporaryDirectory(dir=args.checkpoint_dir) as checkpoint_dir:
@@ -245,4 +245,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

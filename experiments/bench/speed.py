@@ -42,9 +42,9 @@ CPU time per step). Speed goals are reported as ratios, never asserted.
 
 Usage::
 
-    python -m experiments.bench --dataset fashion_mnist \
+    python -m experiments.bench.speed --dataset fashion_mnist \
         --data-dir /usr/share/datasets/fashion-mnist --json runs/bench.json
-    python -m experiments.bench --quick --data-dir DIR --json /tmp/bench.json
+    python -m experiments.bench.speed --quick --data-dir DIR --json /tmp/bench.json
 """
 
 import dataclasses
@@ -60,7 +60,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from experiments import loops, rundir, runner
+from experiments.harness import flags, rundir
 from layers.errors import ZooError
 from zoo import files, training
 from zoo.batches import GraphBatches, batch_dataset
@@ -622,7 +622,7 @@ def check_flags(args):
 
 def build_parser():
     """Returns the bench's argument parser."""
-    p = runner.parser(
+    p = flags.parser(
         "Steps/s of our training loop vs Keras 3 model.fit, a tf.function loop and the "
         "matmul limit, for the autoencoder and the MLP classifier.",
         steps=1200,
@@ -631,7 +631,7 @@ def build_parser():
         resumable=False,
     )
     p.add_argument("--mlp-batch-size", type=int, default=100, help="MLP batch size")
-    loops.add_flags(p, xla=True)
+    flags.add_loop_flags(p, xla=True)
     p.add_argument(
         "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
     )
@@ -640,7 +640,7 @@ def build_parser():
         type=int,
         default=50,
         help="untimed steps per contender (--quick: 2)",
-        check=runner.integer(0),
+        check=flags.integer(0),
     )
     p.add_argument(
         "--inter-op", type=int, default=0, help="session inter-op threads (0: TF default)"
@@ -651,19 +651,19 @@ def build_parser():
     p.add_argument(
         "--json",
         default=None,
-        check=runner.new_file,
+        check=flags.new_file,
         help="write the results to this JSON file instead of <run directory>/results.json",
     )
     return p
 
 
 def main(argv=None):
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     if args.quick:
         args.rounds, args.warmup = QUICK["rounds"], QUICK["warmup"]
     check_flags(args)
     run = None if args.json else rundir.run_dir(args, "bench")
-    data = runner.load_data(args, validation=0)
+    data = flags.load_data(args, validation=0)
     train = data.train if data.train.num_examples else data.test
     results = {
         "machine": machine(),
@@ -706,4 +706,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

@@ -1,44 +1,51 @@
-"""What every experiment script shares: flags, data, log period, exit codes.
+"""The flags every experiment shares, every flag checked before any work, exit codes.
 
-An experiment is a thin script::
+An experiment is a thin script whose module imports no TensorFlow: ``--help``
+and every flag error answer before TensorFlow starts; :func:`parse_args` starts
+it (quietly, :mod:`experiments.harness.startup`) once the flags are good::
 
     def build_parser():
-        return runner.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
+        p = flags.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
+        flags.add_loop_flags(p, xla=True)
+        return p
 
     def main(argv=None):
-        args = runner.parse_args(build_parser(), argv)  # every flag checked first
-        run = rundir.run_dir(args, "autoencoder")   # run.json, lock, --resume
-        data = runner.load_data(args)
+        args = flags.parse_args(build_parser(), argv)  # every flag checked first
+        from experiments.harness import rundir        # now TensorFlow may load
+        run = rundir.run_dir(args, "autoencoder")      # run.json, lock, --resume
         ...
-        logged, speed = training.train_loop(
-            session, train_op, loss, batches, args.steps, args.batch_size,
-            checkpointer=run.checkpointer,
-        )
-        run.write_json("results.json", results)
 
     if __name__ == "__main__":
-        runner.entry_point(main)
+        flags.entry_point(main)
 
-The run directory (run.json, lock, results written atomically, checkpointer) is
-:mod:`experiments.rundir`; the loop and its checkpoints are the library's
-(:mod:`zoo.training`, :mod:`zoo.checkpoints`).
+The run directory is :mod:`experiments.harness.rundir`, its run.json
+:mod:`experiments.harness.record`, training a variant
+:mod:`experiments.harness.train`.
 """
 
 import argparse
-import json
 import math
 import os
 import sys
 
-from layers.errors import ZooError
+from experiments.harness import record, startup
+from layers.errors import RunInterrupted, ZooError
 from zoo.data import DATASETS, identify, load_mnist
-from zoo.training import RunInterrupted
 
 MAX_INT = 2**31 - 1
 MAX_REAL = 1e9
-RECORD = "run.json"
-# Flags that say where and how to (re)start, not what the run is: never recorded.
-UNRECORDED = frozenset({"help", "resume", "out", "overwrite", "quick"})
+# The most steps one session.run may take: zoo.batches.GraphBatches.DEFAULT_WINDOW
+# (not imported: it would start TensorFlow before the flags are checked).
+MAX_STEPS_PER_RUN = 256
+
+
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """States a flag's default once: not when it is None or the help already says it."""
+
+    def _get_help_string(self, action):
+        if action.default is None or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,6 +113,11 @@ def int_list(minimum=1):
         )
 
     return check
+
+
+def integers(value):
+    """Returns the integers of a comma-separated flag checked by :func:`int_list`."""
+    return tuple(int(item) for item in value.split(","))
 
 
 def text(value):
@@ -248,9 +260,7 @@ def bare_parser(description, experiment=None):
         description: shown by ``--help``.
         experiment: the experiment's module name; None takes the caller's.
     """
-    p = _Parser(
-        description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    p = _Parser(description=description, formatter_class=_DefaultsHelpFormatter)
     p.experiment = experiment or _caller_module()
     return p
 
@@ -307,13 +317,13 @@ def parse_args(p, argv=None):
     args.argv, args.experiment, args.record = argv, p.experiment, None
     args.given = _given(p, argv)
     args.recorded = {
-        a.dest: a.option_strings[-1] for a in p._actions if a.dest not in UNRECORDED
+        a.dest: a.option_strings[-1] for a in p._actions if a.dest not in record.UNRECORDED
     }
     args.may_differ = {a.dest for a in p._actions if a.may_differ_on_resume}
     if getattr(args, "resume", None) is not None:
         _check_resume(args)
-        args.record = read_record(args.resume, p.experiment)
-        merge_record(args, args.record, f"--resume {args.resume}")
+        args.record = record.read(args.resume, p.experiment)
+        record.merge(args, args.record, f"--resume {args.resume}")
     _check_flags(p, args)
     if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
         args.steps = min(args.steps, args.quick_steps)
@@ -322,7 +332,8 @@ def parse_args(p, argv=None):
         if args.dataset is None and args.data.name in DATASETS:
             args.dataset = args.data.name
         if args.record:
-            check_same_data(args.record, args.data, args.resume)
+            record.check_same_data(args.record, args.data, args.resume)
+    startup.import_tensorflow()
     return args
 
 
@@ -371,81 +382,6 @@ def _given(p, argv):
     finally:
         for action, default in saved:
             action.default = default
-
-
-def merge_record(args, record, where):
-    """Takes the run's recorded flags not passed; refuses a passed flag that differs.
-
-    Args:
-        args: the namespace of :func:`parse_args`, updated in place.
-        record: the run's run.json.
-        where: names the run in messages (``--resume DIR``).
-
-    Raises:
-        ZooError: a flag passed with another value than the run's (flags that
-            may differ on resume excepted).
-    """
-    flags = record.get("flags", {})
-    for dest, flag in args.recorded.items():
-        if dest not in flags:
-            continue
-        saved, now = flags[dest], getattr(args, dest)
-        if dest not in args.given:
-            setattr(args, dest, saved)
-        elif jsonable(now) != saved and dest not in args.may_differ:
-            raise ZooError(
-                f"{where}: expected {flag} {saved!r} as the run was started with "
-                f"(run.json), found {flag} {now!r}; drop {flag} to continue that run, "
-                "or start a new run with --out"
-            )
-
-
-def jsonable(value):
-    """Returns ``value`` as it reads back from run.json (tuples become lists)."""
-    return json.loads(json.dumps(value))
-
-
-def read_record(run_path, experiment):
-    """Returns the run.json of ``run_path``, checked to be a run of ``experiment``.
-
-    Raises:
-        ZooError: no readable run.json, or one of another experiment.
-    """
-    path = os.path.join(run_path, RECORD)
-    try:
-        with open(path) as f:
-            record = json.load(f)
-        found = record.get("experiment") if isinstance(record, dict) else None
-    except (OSError, ValueError) as err:
-        raise ZooError(
-            f"{path}: expected the run.json a run writes when it starts, found "
-            f"{type(err).__name__}: {err}; pass a run directory of this version, or "
-            "start a new run with --out"
-        ) from None
-    if found != experiment:
-        raise ZooError(
-            f"{run_path}: expected a run of {experiment}, found a run of {found} "
-            f"({path}); resume it with python -m {found}, or pass a run directory of "
-            f"{experiment}"
-        )
-    return record
-
-
-def check_same_data(record, identity, run_path):
-    """Raises ZooError unless ``identity`` is the data the run was started with.
-
-    Files are compared by content (md5), wherever they are now; tfds by name.
-    """
-    saved = record.get("data") or {}
-    same_files = identity.md5 is not None and saved.get("md5") == identity.md5
-    same_tfds = identity.md5 is None and saved.get("name") == identity.name
-    if not (same_files or same_tfds):
-        raise ZooError(
-            f"{run_path}: expected the data the run was started with ({saved.get('name')} "
-            f"from {saved.get('source')}, md5 {saved.get('md5')}), found "
-            f"{identity.name} from {identity.source} (md5 {identity.md5}); pass the "
-            "run's --dataset and --data-dir"
-        )
 
 
 def _check_resume(args):
@@ -508,6 +444,36 @@ def add_variant_flag(p, variants, help, every="both"):
 def chosen_variants(args, variants):
     """Returns the variants ``--variant`` asks for (all of them for ``every``)."""
     return (args.variant,) if args.variant in variants else tuple(variants)
+
+
+def add_loop_flags(p, steps_per_run=32, xla=False):
+    """Adds ``--steps-per-run K`` and ``--xla``/``--no-xla`` (see :mod:`.train`).
+
+    Args:
+        p: the parser of :func:`parser`.
+        steps_per_run: default K.
+        xla: compile by default (where it was measured to pay off: the
+            autoencoder and the siamese towers; the RNN's 28 unrolled GRU steps
+            run slower compiled).
+    """
+    p.add_argument(
+        "--steps-per-run",
+        type=int,
+        default=steps_per_run,
+        metavar="K",
+        check=integer(1, MAX_STEPS_PER_RUN),
+        may_differ_on_resume=True,
+        help="training steps inside one session.run (a tf.while_loop); the results "
+        "do not depend on it, the speed does",
+    )
+    p.add_argument(
+        "--xla",
+        action=argparse.BooleanOptionalAction,
+        default=xla,
+        help="compile the K-step loop with XLA (10-50 %% faster for the autoencoder and "
+        "the siamese towers on a 2-core CPU, slower for the RNN; docs/training.md); "
+        "the numbers equal the uncompiled ones up to float round-off",
+    )
 
 
 def log_period(steps, period=1000):

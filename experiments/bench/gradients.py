@@ -15,8 +15,8 @@ Three measurements, written to ``bench.json`` in the run directory:
 
 Usage::
 
-    python -m experiments.bench_gradients --data-dir DIR --out runs/bench_gradients/a
-    python -m experiments.bench_gradients --quick --ps-steps 0 --data-dir DIR
+    python -m experiments.bench.gradients --data-dir DIR --out runs/bench_gradients/a
+    python -m experiments.bench.gradients --quick --ps-steps 0 --data-dir DIR
 """
 
 import json
@@ -26,7 +26,8 @@ import time
 
 import tensorflow as tf
 
-from experiments import ps, rundir, runner
+from experiments import ps
+from experiments.harness import flags, rundir
 from zoo.gradients import GradientStep
 from zoo.models.conv import conv_classifier
 from zoo.models.mlp import mlp_classifier
@@ -36,7 +37,7 @@ v1 = tf.compat.v1
 
 def build_parser():
     """Returns the benchmark's argument parser."""
-    p = runner.parser(
+    p = flags.parser(
         "Benchmark one-run gradients, the numpy round trip and 1 vs 2 ps workers.",
         steps=30,
         batch_size=50,
@@ -60,12 +61,12 @@ def build_parser():
         type=int,
         default=1000,
         help="global steps of each parameter-server run; 0 skips them",
-        check=runner.integer(0),
+        check=flags.integer(0),
     )
     p.add_argument(
         "--ps-workers",
         default="1,2",
-        check=runner.int_list(1),
+        check=flags.int_list(1),
         help="worker counts of the parameter-server runs, comma separated",
     )
     return p
@@ -219,9 +220,9 @@ def runner_results(out):
 
 def main(argv=None):
     """Runs the three measurements and writes ``bench.json``."""
-    args = runner.parse_args(build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     run = rundir.run_dir(args, "bench_gradients")
-    data = runner.load_data(args, validation=0)
+    data = flags.load_data(args, validation=0)
     one_run, overhead = one_run_and_overhead(args, data)
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}
     if args.ps_steps:
@@ -232,4 +233,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runner.entry_point(main)
+    flags.entry_point(main)

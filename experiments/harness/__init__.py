@@ -1,0 +1,13 @@
+"""What only the experiment scripts need, each written once; imported by every script.
+
+- :mod:`.flags`: the shared flags, every flag checked before any work, exit codes.
+- :mod:`.startup`: TensorFlow started after the flags, without its start-up lines.
+- :mod:`.record`: run.json read and written, and the one ``machine()``.
+- :mod:`.rundir`: the run directory (lock, atomic results, figures, checkpointer).
+- :mod:`.train`: training a variant from its build functions (K steps per run, XLA).
+- :mod:`.figures`: the figures the ablations share.
+- :mod:`.processes`: seeds run in worker processes, signals forwarded.
+
+Only :mod:`.train` imports TensorFlow when imported; a script imports it after
+its flags are parsed, so ``--help`` and flag errors answer at once.
+"""

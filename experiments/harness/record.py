@@ -1,0 +1,218 @@
+"""The run record: ``run.json`` read and written here, and the one :func:`machine`.
+
+A run writes ``run.json`` when it starts (:func:`write`): the experiment, every
+flag, the data's identity, the code version, the machine and the command. A
+resume reads it back (:func:`read`) and takes the run's flags (:func:`merge`);
+every ``results.json`` and every benchmark describes its machine with
+:func:`machine`. Nothing here imports TensorFlow at import time.
+"""
+
+import contextlib
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import shlex
+import socket
+import subprocess
+import sys
+
+from layers.errors import ZooError
+
+RECORD = "run.json"
+# Flags that say where and how to (re)start, not what the run is: never recorded.
+UNRECORDED = frozenset({"help", "resume", "out", "overwrite", "quick"})
+
+
+def jsonable(value):
+    """Returns ``value`` as it reads back from run.json (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def read(run_path, experiment):
+    """Returns the run.json of ``run_path``, checked to be a run of ``experiment``.
+
+    Raises:
+        ZooError: no readable run.json, or one of another experiment.
+    """
+    path = os.path.join(run_path, RECORD)
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        found = record.get("experiment") if isinstance(record, dict) else None
+    except (OSError, ValueError) as err:
+        raise ZooError(
+            f"{path}: expected the run.json a run writes when it starts, found "
+            f"{type(err).__name__}: {err}; pass a run directory of this version, or "
+            "start a new run with --out"
+        ) from None
+    if found != experiment:
+        raise ZooError(
+            f"{run_path}: expected a run of {experiment}, found a run of {found} "
+            f"({path}); resume it with python -m {found}, or pass a run directory of "
+            f"{experiment}"
+        )
+    return record
+
+
+def merge(args, record, where):
+    """Takes the run's recorded flags not passed; refuses a passed flag that differs.
+
+    Args:
+        args: the namespace of :func:`experiments.harness.flags.parse_args`,
+            updated in place.
+        record: the run's run.json.
+        where: names the run in messages (``--resume DIR``).
+
+    Raises:
+        ZooError: a flag passed with another value than the run's (flags that
+            may differ on resume excepted).
+    """
+    flags = record.get("flags", {})
+    for dest, flag in args.recorded.items():
+        if dest not in flags:
+            continue
+        saved, now = flags[dest], getattr(args, dest)
+        if dest not in args.given:
+            setattr(args, dest, saved)
+        elif jsonable(now) != saved and dest not in args.may_differ:
+            raise ZooError(
+                f"{where}: expected {flag} {saved!r} as the run was started with "
+                f"(run.json), found {flag} {now!r}; drop {flag} to continue that run, "
+                "or start a new run with --out"
+            )
+
+
+def check_same_data(record, identity, run_path):
+    """Raises ZooError unless ``identity`` is the data the run was started with.
+
+    Files are compared by content (md5), wherever they are now; tfds by name.
+    """
+    saved = record.get("data") or {}
+    same_files = identity.md5 is not None and saved.get("md5") == identity.md5
+    same_tfds = identity.md5 is None and saved.get("name") == identity.name
+    if not (same_files or same_tfds):
+        raise ZooError(
+            f"{run_path}: expected the data the run was started with ({saved.get('name')} "
+            f"from {saved.get('source')}, md5 {saved.get('md5')}), found "
+            f"{identity.name} from {identity.source} (md5 {identity.md5}); pass the "
+            "run's --dataset and --data-dir"
+        )
+
+
+def write(run, args, experiment, resume):
+    """Writes (or, resuming, updates) ``run.json`` in the run directory; returns it.
+
+    Args:
+        run: the :class:`experiments.harness.rundir.RunDir`.
+        args: the parsed flags (every flag they ``recorded`` is written).
+        experiment: the experiment's name, when ``args`` does not name it.
+        resume: append to the run's ``resumes`` instead of starting a record.
+    """
+    this = {
+        "time": now(),
+        "command": command(args.argv),
+        "code_version": code_version(),
+        "machine": machine(),
+    }
+    flags = {dest: getattr(args, dest) for dest in args.recorded}
+    if resume and args.record:
+        record = {**args.record, "flags": jsonable(flags)}
+        record["resumes"] = [*record.get("resumes", []), this]
+    else:
+        data = getattr(args, "data", None)
+        record = {
+            "experiment": getattr(args, "experiment", experiment),
+            "flags": jsonable(flags),
+            "data": data.as_dict() if data else None,
+            "started": this,
+            "resumes": [],
+        }
+    run.write_json(RECORD, record)
+    return record
+
+
+def now():
+    """Returns the UTC time in ISO format, to the second."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def code_version():
+    """Returns ``git describe --always --dirty`` of the code, else the package version."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        if described:
+            return f"git {described}"
+    version = _version("scope-zoo")
+    return f"scope-zoo {version}" if version else "unknown"
+
+
+def machine():
+    """Returns what ran the code: host, CPU, cores, load, devices and library versions.
+
+    The one description of a machine that run.json, every results.json and the
+    benchmarks carry. Devices are listed only once TensorFlow is imported (a
+    record is written after the flags, when it is).
+    """
+    tf = sys.modules.get("tensorflow")
+    return {
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "processor": _cpu_name(),
+        "cpus": os.cpu_count(),
+        "cores": len(os.sched_getaffinity(0)),
+        "load_average": list(os.getloadavg()),
+        "devices": (
+            ", ".join(d.device_type for d in tf.config.list_physical_devices())
+            if tf
+            else None
+        ),
+        "python": platform.python_version(),
+        "tensorflow": _version("tensorflow"),
+        "keras": _version("keras"),
+        "numpy": _version("numpy"),
+        "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+    }
+
+
+def _cpu_name():
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if "model name" in line]
+        if names:
+            return names[0]
+    return platform.processor() or platform.machine()
+
+
+def _version(package):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def program():
+    """Returns how this process was started: ``["-m", module]`` or the script's path."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return ["-m", spec.name] if spec else [sys.argv[0]]
+
+
+def command(argv):
+    """Returns the shell command that ran this process with ``argv``."""
+    return shlex.join(["python", *program(), *argv])
+
+
+def resume_command(run_path):
+    """Returns the shell command that resumes the run: ``--resume run_path`` alone.
+
+    The run's flags come back from its run.json; a larger ``--steps`` may be added.
+    """
+    return shlex.join(["python", *program(), "--resume", run_path])
