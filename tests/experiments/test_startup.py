@@ -1,4 +1,4 @@
-"""TensorFlow starts after the flags, without its start-up INFO/WARNING lines unless asked."""
+"""TensorFlow starts after the flags, without its start-up INFO/WARNING lines, unless asked."""
 
 import os
 import subprocess
