@@ -640,10 +640,6 @@ def _under(name, scope):
     return name.startswith(scope + "/")
 
 
-def _overlap(scope, other):
-    return scope == other or _under(scope, other) or _under(other, scope)
-
-
 def _open_checkpoint(checkpoint):
     """Returns ``(prefix, reader)`` for a checkpoint prefix or directory."""
     prefix = (
