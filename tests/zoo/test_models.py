@@ -8,8 +8,15 @@ import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
 from zoo import autoencoder, get_model, mlp_classifier, model_average
 from zoo.data import load_mnist
-from zoo.models import conv_autoencoder
+from zoo.models import (
+    conv_autoencoder,
+    discriminator,
+    embedding_tower,
+    generator,
+    q_network,
+)
 from zoo.models.mlp import resumable_dropout
+from zoo.models.scoping import hidden_stack
 
 v1 = tf.compat.v1
 
@@ -193,6 +200,58 @@ def test_input_without_static_width(graph):
         ShapeError, match=r"ae: expected x of shape \[batch, n\] with n known"
     ):
         autoencoder(x, scope="ae")
+
+
+HIDDEN_STACK_BUILDERS = [generator, discriminator, embedding_tower, q_network]
+
+
+@pytest.mark.parametrize("builder", HIDDEN_STACK_BUILDERS)
+@pytest.mark.parametrize(
+    "hidden, message",
+    [
+        ((8, 0), r"^net: expected hidden\[1\] to be a positive int, found 0; "),
+        ((8, True), r"^net: expected hidden\[1\] to be a positive int, found True; "),
+        (
+            8,
+            r"^net: expected hidden to be a sequence of positive ints, found 8; "
+            r"pass e\.g\. hidden=\(256,\), or hidden=\(\) for no hidden layer$",
+        ),
+        ("64", r"^net: expected hidden to be a sequence of positive ints, found '64'; "),
+    ],
+)
+def test_every_hidden_stack_refuses_bad_widths_alike_before_any_variable(
+    graph, builder, hidden, message
+):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with pytest.raises(ShapeError, match=message):
+        builder(x, scope="net", hidden=hidden)
+    assert v1.global_variables() == []
+
+
+@pytest.mark.parametrize("builder", HIDDEN_STACK_BUILDERS)
+def test_every_hidden_stack_takes_any_sequence_and_none(graph, builder):
+    x = v1.placeholder(tf.float32, [None, 784])
+    builder(x, scope="listed", hidden=[8, 4])
+    builder(x, scope="bare", hidden=())
+    listed = [v.op.name for v in v1.global_variables() if v.op.name.startswith("listed/")]
+    bare = [v.op.name for v in v1.global_variables() if v.op.name.startswith("bare/")]
+    assert listed[:4] == [
+        f"listed/{n}" for n in ("W_hid_1", "b_hid_1", "W_hid_2", "b_hid_2")
+    ]
+    assert len(listed) == len(bare) + 4 and not any("hid" in name for name in bare)
+
+
+def test_hidden_stack_names_the_current_scope(graph):
+    x = v1.placeholder(tf.float32, [None, 3])
+    with v1.variable_scope("outer"), v1.variable_scope("inner"):
+        with pytest.raises(ShapeError, match=r"^outer/inner: expected hidden\[0\] .* -1"):
+            hidden_stack(x, 3, (-1,))
+        layers, top, width = hidden_stack(x, 3, (5, 2))
+    assert [layer.w.name for layer in layers] == [
+        "outer/inner/W_hid_1:0",
+        "outer/inner/W_hid_2:0",
+    ]
+    assert width == 2 and top.shape.as_list() == [None, 2]
 
 
 def test_builder_called_eagerly_raises():

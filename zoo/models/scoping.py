@@ -4,7 +4,7 @@ import contextlib
 
 import tensorflow as tf
 
-from layers.dense import FullConnected
+from layers.dense import FullConnected, check_size
 from layers.errors import ScopeError, ShapeError
 from layers.variables import require_graph
 
@@ -61,19 +61,54 @@ def input_width(owner, tensor, what):
     return shape[-1]
 
 
+def check_widths(owner, widths, name="hidden"):
+    """Returns the hidden-layer widths ``widths`` as a tuple, after checking them.
+
+    The one check of hidden widths: :func:`hidden_stack` makes it, and a builder
+    with two stacks (the GAN) makes it on both before building either.
+
+    Args:
+        owner: the scope named in the message.
+        widths: a sequence of positive ints (may be empty: no hidden layer).
+        name: the builder argument that holds ``widths``, named in the message.
+
+    Returns:
+        ``tuple(widths)``.
+
+    Raises:
+        ShapeError: ``widths`` is not a sequence (an int, a string) or holds a
+            width that is not a positive int.
+    """
+    if isinstance(widths, int | str) or not hasattr(widths, "__iter__"):
+        raise ShapeError(
+            f"{owner}: expected {name} to be a sequence of positive ints, found "
+            f"{widths!r}; pass e.g. {name}=(256,), or {name}=() for no hidden layer"
+        )
+    widths = tuple(widths)
+    check_size(owner, **{f"{name}[{i}]": width for i, width in enumerate(widths)})
+    return widths
+
+
 def hidden_stack(inputs, width, hidden, activation=None, w_init=None):
     """Stacks hidden layers ``W_hid_i``/``b_hid_i`` on ``inputs`` under the current scope.
 
     Args:
         inputs: tensor [batch, width].
         width: its static width.
-        hidden: widths of the hidden layers, already checked (may be empty).
+        hidden: widths of the hidden layers (may be empty), checked here by
+            :func:`check_widths` before any variable is made.
         activation: of every layer (default: :class:`layers.FullConnected`'s ReLU).
         w_init: weight initializer of every layer (default: the layer's own).
 
     Returns:
         ``(layers, top tensor, its width)``; ``([], inputs, width)`` without layers.
+
+    Raises:
+        ShapeError: a width in ``hidden`` is not a positive int, or ``hidden`` is
+            not a sequence; the message names the current scope.
     """
+    owner = tf.compat.v1.get_variable_scope().name or "hidden_stack"
+    hidden = check_widths(owner, hidden)
     layers, h = [], inputs
     for i, n_out in enumerate(hidden, start=1):
         layer = FullConnected(
