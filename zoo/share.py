@@ -37,7 +37,7 @@ from tensorflow.python.ops import variable_scope as _vs
 
 from layers.errors import DataError, ScopeError
 from layers.variables import full_name
-from zoo.models.scoping import AUTO_REUSE, check_scope_args
+from zoo.models.parts import AUTO_REUSE, check_scope_args
 from zoo.state import checkpoint_slots, plan_restore, variable_slot
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.

@@ -1,5 +1,8 @@
 """Builders: the variable-name contract, reuse, averaging, errors, real-data training."""
 
+import ast
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -16,7 +19,7 @@ from zoo.models import (
     q_network,
 )
 from zoo.models.mlp import resumable_dropout
-from zoo.models.scoping import hidden_stack
+from zoo.models.parts import hidden_stack
 
 v1 = tf.compat.v1
 
@@ -264,6 +267,23 @@ def test_registry():
     assert set(zoo.MODELS) >= {"autoencoder", "mlp_classifier"}
     with pytest.raises(ZooError, match="Name of model unknown: 'resnet'"):
         get_model("resnet")
+
+
+def test_builders_import_shared_parts_from_one_module_never_from_a_sibling():
+    models = pathlib.Path(zoo.models.__file__).parent
+    shared = {"zoo.models.parts", "zoo.models.losses"}
+    for path in sorted(models.glob("*.py")):
+        if path.name == "__init__.py" or f"zoo.models.{path.stem}" in shared:
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module.startswith("zoo.models")
+        }
+        assert imported <= shared, f"{path.name} imports {sorted(imported - shared)}"
+    assert zoo.models.Classifier is zoo.models.parts.Classifier is zoo.Classifier
+    assert zoo.models.Autoencoder is zoo.models.parts.Autoencoder is zoo.Autoencoder
 
 
 def test_import_leaves_tensorflow_alone():

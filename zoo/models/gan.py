@@ -25,8 +25,14 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ScopeError
-from zoo.models.mlp import next_draw, stateless_seed
-from zoo.models.scoping import builder_scope, check_widths, hidden_stack, input_width
+from zoo.models.parts import (
+    builder_scope,
+    check_widths,
+    hidden_stack,
+    input_width,
+    next_draw,
+    stateless_seed,
+)
 
 LEAKY_SLOPE = 0.2
 

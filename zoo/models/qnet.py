@@ -26,7 +26,7 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ZooError
-from zoo.models.scoping import builder_scope, hidden_stack, input_width
+from zoo.models.parts import builder_scope, hidden_stack, input_width
 from zoo.state import check_tau, copy_variables, frozen_copy
 
 

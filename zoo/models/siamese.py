@@ -32,7 +32,7 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ShapeError, ZooError
-from zoo.models.scoping import builder_scope, hidden_stack, input_width
+from zoo.models.parts import builder_scope, hidden_stack, input_width
 
 
 @dataclasses.dataclass(frozen=True)
