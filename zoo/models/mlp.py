@@ -12,13 +12,15 @@ import dataclasses
 
 import tensorflow as tf
 
-from layers import FullConnected, ReadOut
+from layers import ReadOut
 from layers.errors import ShapeError, ZooError
 from layers.variables import l2_regularizer
 from zoo.models.parts import (
     accuracy_of,
     builder_scope,
+    check_widths,
     classifier_head,
+    hidden_stack,
     input_width,
     next_draw,
     stateless_seed,
@@ -51,28 +53,35 @@ def mlp_classifier(
         :class:`zoo.models.Classifier`.
 
     Raises:
-        ScopeError, ShapeError, EagerError: as :func:`zoo.autoencoder`.
+        ShapeError: a hidden width that is not a positive int, or ``x``/``y`` not
+            [batch, n] with n known (before any variable is made).
+        ScopeError, EagerError: as :func:`zoo.autoencoder`.
         ZooError: a numeric ``keep_prob`` outside (0, 1].
     """
     with builder_scope(scope, reuse) as var_scope:
         check_keep_prob(var_scope.name, keep_prob)
         width = input_width(var_scope.name, x, "x")
         n_classes = input_width(var_scope.name, y, "one-hot labels y")
+        hidden = check_widths(var_scope.name, hidden)  # before the draw counter
         regularizer = l2_regularizer(l2)
-        hidden_layers = []
-        h = x
         draw = None if keep_prob is None else next_draw(var_scope.name)
-        for i, n_out in enumerate(hidden, start=1):
-            layer = FullConnected(
-                h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), regularizer=regularizer
-            )
-            hidden_layers.append(layer)
-            h, width = layer.output, n_out
-            if draw is not None:
-                h = resumable_dropout(h, keep_prob, draw, layer=i)
+        hidden_layers, h, width = hidden_stack(
+            x,
+            width,
+            hidden,
+            regularizer=regularizer,
+            after=None if draw is None else _dropout(keep_prob, draw),
+        )
         readout = ReadOut(h, width, n_classes, names=("W_RO", "b_RO"))
-        penalty = tf.add_n([layer.regularization_loss for layer in hidden_layers])
+        penalty = None  # hidden=(): a softmax regression, no weight to decay
+        if hidden_layers:
+            penalty = tf.add_n([layer.regularization_loss for layer in hidden_layers])
         return classifier_head(readout, y, hidden_layers, var_scope.name, penalty)
+
+
+def _dropout(keep_prob, draw):
+    """The ``after`` of :func:`hidden_stack` that drops units after hidden layer i."""
+    return lambda h, i: resumable_dropout(h, keep_prob, draw, layer=i)
 
 
 def resumable_dropout(h, keep_prob, draw, layer=0):

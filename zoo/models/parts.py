@@ -2,8 +2,8 @@
 
 - :func:`builder_scope`: the ``scope``/``reuse`` entry every builder goes through
   (:func:`check_scope_args` its check), and :func:`input_width`.
-- :func:`hidden_stack`: the ``W_hid_i``/``b_hid_i`` layers of the GAN, the
-  Q-network and the siamese tower, checked by :func:`check_widths`.
+- :func:`hidden_stack`: the ``W_hid_i``/``b_hid_i`` layers of the MLP, the GAN,
+  the Q-network and the siamese tower, checked by :func:`check_widths`.
 - :func:`classifier_head`: a read-out's :class:`Classifier` (MLP, conv, RNN);
   :class:`Autoencoder`, what both autoencoders return.
 - :func:`next_draw`, :func:`stateless_seed`: random draws a restored checkpoint
@@ -110,7 +110,9 @@ def check_widths(owner, widths, name="hidden"):
     return widths
 
 
-def hidden_stack(inputs, width, hidden, activation=None, w_init=None):
+def hidden_stack(
+    inputs, width, hidden, activation=None, w_init=None, regularizer=None, after=None
+):
     """Stacks hidden layers ``W_hid_i``/``b_hid_i`` on ``inputs`` under the current scope.
 
     Args:
@@ -120,9 +122,13 @@ def hidden_stack(inputs, width, hidden, activation=None, w_init=None):
             :func:`check_widths` before any variable is made.
         activation: of every layer (default: :class:`layers.FullConnected`'s ReLU).
         w_init: weight initializer of every layer (default: the layer's own).
+        regularizer: of every layer's weight (see :class:`layers.Dense`), or None.
+        after: optional ``f(h, i) -> h`` applied to the output of layer ``i``
+            (from 1) before the next layer reads it: the MLP's dropout.
 
     Returns:
         ``(layers, top tensor, its width)``; ``([], inputs, width)`` without layers.
+        The top tensor is the last layer's output after ``after``.
 
     Raises:
         ShapeError: a width in ``hidden`` is not a positive int, or ``hidden`` is
@@ -139,9 +145,12 @@ def hidden_stack(inputs, width, hidden, activation=None, w_init=None):
             names=(f"W_hid_{i}", f"b_hid_{i}"),
             activation=activation,
             w_init=w_init,
+            regularizer=regularizer,
         )
         layers.append(layer)
         h, width = layer.output, n_out
+        if after is not None:
+            h = after(h, i)
     return layers, h, width
 
 
