@@ -253,8 +253,7 @@ def run_task(args, hidden, cluster, job, index):
             time.sleep(3600)
     data = flags.load_data(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
-    checkpoint_dir = run.file("checkpoints")
-    checkpoints.latest_tf_checkpoint(checkpoint_dir)  # refuses a foreign `checkpoint`
+    checkpoint_dir = run.file("checkpoints")  # train_worker refuses a foreign `checkpoint`
 
     def build():
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
@@ -296,7 +295,7 @@ def build_model(args, hidden, x, y, keep_prob=None):
 
 def evaluate(args, hidden, checkpoint_dir, test):
     """Restores the chief's last checkpoint in a local graph; returns test figures."""
-    checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
+    checkpoint, reader = checkpoints.open_tf_checkpoint(checkpoint_dir)
     with tf.Graph().as_default():
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
@@ -307,7 +306,7 @@ def evaluate(args, hidden, checkpoint_dir, test):
             accuracy = sess.run(model.accuracy, {x: test.images, y: test.labels})
     return {
         "test_accuracy": float(accuracy),
-        "global_steps": int(tf.train.load_variable(checkpoint, "global_step")),
+        "global_steps": int(reader.get_tensor("global_step")),
         "checkpoint": os.path.basename(checkpoint),
     }
 
@@ -471,8 +470,11 @@ def open_network(args):
 
 def check_resume(args, checkpoint_dir):
     """Refuses ``--resume`` to ``--steps`` the last checkpoint has already reached."""
-    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
-    step = int(tf.train.load_variable(checkpoint, "global_step")) if checkpoint else 0
+    checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
+    step = 0
+    if checkpoint:
+        _, reader = checkpoints.open_tf_checkpoint(checkpoint)
+        step = int(reader.get_tensor("global_step"))
     if step >= args.steps:
         raise ZooError(
             f"{checkpoint}: expected --steps above the checkpoint's global step {step}, "
@@ -527,7 +529,7 @@ def launch(args):
 
 def interrupted(run, signum):
     """Returns the :class:`RunInterrupted` of a launcher stopped by ``signum``."""
-    checkpoint = tf.train.latest_checkpoint(run.file("checkpoints"))
+    checkpoint = checkpoints.latest_tf_checkpoint(run.file("checkpoints"))
     command = run.checkpointer.command
     return RunInterrupted(
         f"{run.path}: interrupted by {signal.Signals(signum).name}; workers and ps "

@@ -4,6 +4,12 @@ A :class:`Checkpointer` owns ``<run>/checkpoints``; each training loop of the ru
 gets a :class:`LoopCheckpoint` file from it. :func:`zoo.training.train_loop` saves
 and restores through it, so a run interrupted anywhere continues to the same
 numbers. Saving and restoring add no op to the graph: finalized graphs work.
+
+TensorFlow's own checkpoints (a ``Saver``'s prefix, a directory with a
+``checkpoint`` file) are located by :func:`latest_tf_checkpoint` and opened by
+:func:`open_tf_checkpoint`, the one way the zoo reads them (restores by name or
+scope, the inspector, the parameter-server chief): a ``checkpoint`` file that
+leads outside its directory is refused here, for every caller.
 """
 
 import contextlib
@@ -20,7 +26,7 @@ import zipfile
 import numpy as np
 import tensorflow as tf
 
-from layers.errors import RunInterrupted, ZooError
+from layers.errors import DataError, RunInterrupted, ZooError
 from zoo.files import atomic_write, write_json
 
 PARTIAL = "partial.json"
@@ -491,3 +497,37 @@ def latest_tf_checkpoint(directory):
                 f"{directory}, found {path!r}; delete that file or start a new run"
             )
     return tf.train.latest_checkpoint(directory)
+
+
+def open_tf_checkpoint(path):
+    """Opens a TensorFlow checkpoint by its prefix, or the latest one of a directory.
+
+    A directory is resolved by :func:`latest_tf_checkpoint`, so its ``checkpoint``
+    file may not lead outside it.
+
+    Args:
+        path: a checkpoint prefix (``runs/x/model.ckpt-1000``, what
+            ``tf.compat.v1.train.Saver.save`` returns), or the directory holding a
+            ``checkpoint`` file.
+
+    Returns:
+        ``(prefix, reader)``: the prefix opened and its ``tf.train.CheckpointReader``.
+
+    Raises:
+        DataError: no readable checkpoint at ``path``.
+        ZooError: the directory's ``checkpoint`` file is unreadable or names a path
+            outside the directory.
+    """
+    path = os.fspath(path)
+    prefix = latest_tf_checkpoint(path) if os.path.isdir(path) else path
+    if prefix:
+        try:
+            return prefix, tf.train.load_checkpoint(prefix)
+        except (ValueError, tf.errors.OpError):
+            pass
+    found = f"{prefix} unreadable" if prefix and prefix != path else "none readable"
+    raise DataError(
+        f"{path}: expected a TensorFlow checkpoint (a prefix, or a directory with a "
+        f"'checkpoint' file), found {found}; pass the prefix "
+        "tf.compat.v1.train.Saver.save returned (e.g. runs/x/model.ckpt-1000)"
+    )

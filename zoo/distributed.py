@@ -35,7 +35,7 @@ import time
 import tensorflow as tf
 
 from layers.errors import ZooError
-from zoo.checkpoints import RunInterrupted
+from zoo.checkpoints import RunInterrupted, latest_tf_checkpoint
 from zoo.training import NonFiniteLossError, signals_caught
 
 v1 = tf.compat.v1
@@ -440,7 +440,9 @@ def train_worker(
         optimizer: a ``tf.compat.v1.train.Optimizer``; its slots live on the ps.
         last_step: global step at which every worker stops.
         checkpoint_dir: where the chief writes checkpoints, and restores the
-            last one from when it (re)starts.
+            last one from when it (re)starts; every worker first refuses a
+            ``checkpoint`` file there that leads outside it
+            (:func:`zoo.checkpoints.latest_tf_checkpoint`).
         checkpoint_every: chief checkpoint period in global steps.
         startup_timeout: seconds to wait for the ps (at start and before every
             re-created session), and for the chief's initialisation; also the
@@ -454,13 +456,15 @@ def train_worker(
         checkpoint the chief started from, or None).
 
     Raises:
-        ZooError: a ps is unreachable, or the chief never initialised the variables.
+        ZooError: a ps is unreachable, the chief never initialised the variables,
+            or the ``checkpoint`` file of ``checkpoint_dir`` names a path outside it.
         NonFiniteLossError: the loss became NaN or Inf.
         RunInterrupted: SIGINT/SIGTERM arrived (after the chief's checkpoint).
     """
+    latest = latest_tf_checkpoint(checkpoint_dir)  # before the chief's restore reads it
     wait_for_ps(cluster, startup_timeout)
     is_chief = index == 0
-    restored_from = tf.train.latest_checkpoint(checkpoint_dir) if is_chief else None
+    restored_from = latest if is_chief else None
     with tf.Graph().as_default():
         setter = v1.train.replica_device_setter(
             cluster=cluster, worker_device=f"/job:worker/task:{index}"
@@ -514,7 +518,7 @@ def train_worker(
 
 def _non_finite(index, step, value, last_finite, checkpoint_dir):
     """Returns the :class:`NonFiniteLossError` of worker ``index`` at global ``step``."""
-    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    checkpoint = latest_tf_checkpoint(checkpoint_dir)
     last = (
         f"last finite loss {last_finite[1]:.6g} at global step {last_finite[0]}"
         if last_finite
@@ -534,7 +538,7 @@ def _non_finite(index, step, value, last_finite, checkpoint_dir):
 
 def _interrupted(index, signum, checkpoint_dir):
     """Returns the :class:`RunInterrupted` of worker ``index`` stopped by ``signum``."""
-    checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+    checkpoint = latest_tf_checkpoint(checkpoint_dir)
     return RunInterrupted(
         f"worker:{index}: interrupted by {signal.Signals(signum).name}; chief checkpoint "
         f"{checkpoint}; the launcher's message says how to resume",

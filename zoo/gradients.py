@@ -67,11 +67,6 @@ class GradientStep:
         """The gradient tensors, one per variable."""
         return list(self._gradients)
 
-    @property
-    def apply_op(self):
-        """The op ``apply`` runs (``optimizer.apply_gradients`` on placeholders)."""
-        return self._apply_op
-
     def compute(self, session, feed=None):
         """Evaluates every gradient in one ``session.run``.
 

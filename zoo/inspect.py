@@ -28,8 +28,8 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.checkpoints import open_tf_checkpoint
 from zoo.models import get_model
-from zoo.share import read_checkpoint
 
 # Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10
 # classes; a GAN's noise: 64; the two images of a siamese pair).
@@ -226,9 +226,11 @@ def inspect_checkpoint(path, model_rows=()):
         :class:`VariableRow` sorted by name.
 
     Raises:
-        DataError: no readable checkpoint at ``path``.
+        DataError: no readable checkpoint at ``path``; ZooError: a directory whose
+            ``checkpoint`` file leads outside it (both from
+            :func:`zoo.checkpoints.open_tf_checkpoint`).
     """
-    _, reader = read_checkpoint(path)
+    _, reader = open_tf_checkpoint(path)
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
     known = {row.name: row for row in model_rows}

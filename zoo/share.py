@@ -35,9 +35,10 @@ import weakref
 import tensorflow as tf
 from tensorflow.python.ops import variable_scope as _vs
 
-from layers.errors import DataError, ScopeError
+from layers.errors import ScopeError
 from layers.variables import full_name
-from zoo.models.scoping import AUTO_REUSE, check_scope_args
+from zoo.checkpoints import open_tf_checkpoint
+from zoo.models.parts import AUTO_REUSE, check_scope_args
 from zoo.state import checkpoint_slots, plan_restore, variable_slot
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.
@@ -324,13 +325,15 @@ def restore_by_name(
         The :class:`zoo.state.RestoreReport` (``print`` it to see it).
 
     Raises:
-        DataError: no readable checkpoint at ``path``.
+        DataError: no readable checkpoint at ``path``; ZooError: a directory whose
+            ``checkpoint`` file leads outside it (both from
+            :func:`zoo.checkpoints.open_tf_checkpoint`).
         ScopeError: strict, a variable has no entry of its name in the checkpoint;
             a renaming map that gives two entries one name or matches nothing.
         ShapeError: strict, an entry has another shape than its variable.
         ZooError: an exclude pattern that matches nothing.
     """
-    path, reader = read_checkpoint(path)
+    path, reader = open_tf_checkpoint(path)
     owner = f"restore_by_name({path!r})"
     saved = {slot.name: slot for slot in checkpoint_slots(reader)}
     targets = {
@@ -365,22 +368,3 @@ def by_name(variables):
     if isinstance(variables, dict):
         return dict(variables)
     return {_name(v): v for v in variables}
-
-
-def read_checkpoint(path):
-    """Opens a checkpoint by prefix or by the directory holding a ``checkpoint`` file.
-
-    Returns:
-        ``(prefix, reader)``: the resolved prefix and a ``tf.train.CheckpointReader``.
-
-    Raises:
-        DataError: no readable checkpoint at ``path``.
-    """
-    path = tf.train.latest_checkpoint(path) or path
-    try:
-        return path, tf.train.load_checkpoint(path)
-    except (ValueError, tf.errors.OpError):
-        raise DataError(
-            f"{path}: expected a TensorFlow checkpoint, found none readable; pass the "
-            "prefix a Saver wrote (e.g. runs/x/model.ckpt-1000)"
-        ) from None

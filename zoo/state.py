@@ -32,8 +32,9 @@ import re
 
 import tensorflow as tf
 
-from layers.errors import DataError, EagerError, ScopeError, ShapeError, ZooError
+from layers.errors import EagerError, ScopeError, ShapeError, ZooError
 from layers.variables import full_name
+from zoo.checkpoints import open_tf_checkpoint
 
 FROZEN_VARIABLES = "zoo_frozen_variables"
 """Graph collection of the variables built by :func:`frozen_copy`: trainable in
@@ -338,7 +339,9 @@ def restore_scope(
         :class:`RestoreReport`; run ``.op``.
 
     Raises:
-        DataError: no readable checkpoint at ``checkpoint``.
+        DataError: no readable checkpoint at ``checkpoint``; ZooError: a directory whose
+            ``checkpoint`` file leads outside it (both from
+            :func:`zoo.checkpoints.open_tf_checkpoint`).
         ScopeError: strict, a variable under ``dst_scope`` has no tensor of the
             same relative name under ``src_scope`` in the checkpoint; a renaming
             map that gives two entries one name, or a key that matches nothing.
@@ -351,7 +354,7 @@ def restore_scope(
     _require_collections(owner, "tf.train.Checkpoint")
     src_scope = _full_scope(owner, src_scope, relative=False)
     dst_scope = _full_scope(owner, dst_scope)
-    prefix, reader = _open_checkpoint(checkpoint)
+    prefix, reader = open_tf_checkpoint(checkpoint)
     saved = [slot for slot in checkpoint_slots(reader) if _under(slot.name, src_scope)]
     if not saved:
         raise ScopeError(
@@ -638,24 +641,6 @@ def _full_scope(owner, scope, relative=True):
 
 def _under(name, scope):
     return name.startswith(scope + "/")
-
-
-def _overlap(scope, other):
-    return scope == other or _under(scope, other) or _under(other, scope)
-
-
-def _open_checkpoint(checkpoint):
-    """Returns ``(prefix, reader)`` for a checkpoint prefix or directory."""
-    prefix = (
-        tf.train.latest_checkpoint(checkpoint) if os.path.isdir(checkpoint) else checkpoint
-    )
-    try:
-        return prefix, tf.train.load_checkpoint(prefix or checkpoint)
-    except (ValueError, tf.errors.OpError):
-        raise DataError(
-            f"{checkpoint}: expected a checkpoint prefix or a directory holding one, "
-            "found none readable; pass the prefix tf.compat.v1.train.Saver.save returned"
-        ) from None
 
 
 def _is_frozen(graph, variable):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -414,3 +415,22 @@ def test_a_task_refuses_another_experiments_run_directory(tmp_path):
     spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
     with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
         ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])
+
+
+def test_resume_check_reads_the_step_through_the_library_and_refuses_foreign(tmp_path):
+    directory = tmp_path / "checkpoints"
+    directory.mkdir()
+    ps.check_resume(types.SimpleNamespace(steps=5), str(directory))  # none yet: step 0
+    with tf.Graph().as_default():
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.Session() as session:
+            session.run(global_step.initializer)
+            session.run(global_step.assign(5))
+            saver = tf.compat.v1.train.Saver([global_step])
+            saver.save(session, str(directory / "model.ckpt"), global_step=5)
+    with pytest.raises(ZooError, match=r"model.ckpt-5: expected --steps above .* step 5"):
+        ps.check_resume(types.SimpleNamespace(steps=5), str(directory))
+    ps.check_resume(types.SimpleNamespace(steps=6), str(directory))
+    (directory / "checkpoint").write_text('model_checkpoint_path: "/etc/model.ckpt-9"\n')
+    with pytest.raises(ZooError, match=r"checkpoint: expected checkpoints inside"):
+        ps.check_resume(types.SimpleNamespace(steps=6), str(directory))

@@ -15,9 +15,18 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layers.errors import ZooError
-from zoo.checkpoints import Checkpointer, LoopCheckpoint, latest_tf_checkpoint
+from layers.errors import DataError, ZooError
+from zoo.checkpoints import (
+    Checkpointer,
+    LoopCheckpoint,
+    latest_tf_checkpoint,
+    open_tf_checkpoint,
+)
 from zoo.data import DataSet
+from zoo.distributed import train_worker
+from zoo.inspect import inspect_checkpoint
+from zoo.share import restore_by_name
+from zoo.state import restore_scope
 
 N = 8
 FIELDS = ("step", "batch_size", "seed", "examples", "data", "rng", "logged", "seconds")
@@ -152,23 +161,87 @@ def test_fuzzed_states_restore_or_are_refused(tmp_path, saved, replaced, positio
     assert batches.next_indices(2).shape == (2,)
 
 
-def test_a_checkpoint_file_pointing_outside_the_run_is_refused(tmp_path):
-    inside = tmp_path / "run" / "checkpoints"
-    inside.mkdir(parents=True)
-    assert latest_tf_checkpoint(str(inside)) is None
+def save_v(directory):
+    """Saves a graph holding ``v = 1.0`` with a Saver in ``directory``; its prefix."""
     with tf.Graph().as_default():
         tf.compat.v1.get_variable("v", initializer=1.0)
         saver = tf.compat.v1.train.Saver()
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
-            prefix = saver.save(session, str(inside / "model.ckpt"), global_step=1)
+            return saver.save(session, str(directory / "model.ckpt"), global_step=1)
+
+
+def point_outside(directory, foreign="/etc/model.ckpt-1"):
+    """Rewrites ``directory``'s ``checkpoint`` file to name ``foreign``."""
+    (directory / "checkpoint").write_text(
+        f'model_checkpoint_path: "{foreign}"\nall_model_checkpoint_paths: "{foreign}"\n'
+    )
+
+
+def test_a_checkpoint_file_pointing_outside_the_run_is_refused(tmp_path):
+    inside = tmp_path / "run" / "checkpoints"
+    inside.mkdir(parents=True)
+    assert latest_tf_checkpoint(str(inside)) is None
+    prefix = save_v(inside)
     assert latest_tf_checkpoint(str(inside)) == prefix
     for foreign in ("/etc/model.ckpt-1", "../../elsewhere/model.ckpt-1"):
-        (inside / "checkpoint").write_text(
-            f'model_checkpoint_path: "{foreign}"\nall_model_checkpoint_paths: "{foreign}"\n'
-        )
+        point_outside(inside, foreign)
         with pytest.raises(
             ZooError,
             match=rf"checkpoint: expected checkpoints inside .*, found '.*{foreign}'",
         ):
             latest_tf_checkpoint(str(inside))
+
+
+def test_open_tf_checkpoint_takes_a_prefix_or_a_directory(tmp_path):
+    prefix = save_v(tmp_path)
+    for path in (prefix, str(tmp_path), tmp_path):
+        opened, reader = open_tf_checkpoint(path)
+        assert opened == prefix and reader.get_tensor("v") == 1.0
+    (tmp_path / "empty").mkdir()
+    missing = (
+        "expected a TensorFlow checkpoint (a prefix, or a directory with a 'checkpoint' "
+        "file), found"
+    )
+    for path, found in (
+        (tmp_path / "absent.ckpt-1", "none readable"),
+        (tmp_path / "empty", "none readable"),
+    ):
+        with pytest.raises(DataError) as caught:
+            open_tf_checkpoint(path)
+        assert str(caught.value).startswith(f"{path}: {missing} {found}; pass the prefix")
+    with open(prefix + ".index", "wb") as index:  # the directory still names it
+        index.write(b"not an index")
+    with pytest.raises(DataError) as caught:
+        open_tf_checkpoint(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path}: {missing} {prefix} unreadable; ")
+
+
+def _restore_scope(directory):
+    with tf.Graph().as_default():
+        return restore_scope(directory, "saved", "loaded")
+
+
+def _train_worker(directory):
+    """Refuses before it looks for the ps: no cluster, server or model is needed."""
+    return train_worker(
+        None, None, 0, None, None, batch_size=1, last_step=1, checkpoint_dir=directory
+    )
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        open_tf_checkpoint,
+        inspect_checkpoint,
+        lambda directory: restore_by_name([], directory),
+        _restore_scope,
+        _train_worker,
+    ],
+    ids=["open_tf_checkpoint", "inspect", "restore_by_name", "restore_scope", "ps_worker"],
+)
+def test_every_reader_refuses_a_checkpoint_file_leading_outside(tmp_path, reader):
+    save_v(tmp_path)
+    point_outside(tmp_path)
+    with pytest.raises(ZooError, match=r"checkpoint: expected checkpoints inside .*/etc/"):
+        reader(str(tmp_path))

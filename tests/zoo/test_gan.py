@@ -244,7 +244,8 @@ def test_registered_for_inspect_and_keras():
         (
             {"discriminator_hidden": 6},
             ShapeError,
-            r"gan: expected discriminator_hidden as a sequence of positive ints, found 6",
+            r"gan: expected discriminator_hidden to be a sequence of positive ints, "
+            r"found 6; pass e\.g\. discriminator_hidden=\(256,\)",
         ),
         ({"reuse": True}, ScopeError, r"gan/generator/W_hid_1 to exist \(reuse=True\)"),
     ],

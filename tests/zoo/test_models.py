@@ -1,5 +1,8 @@
 """Builders: the variable-name contract, reuse, averaging, errors, real-data training."""
 
+import ast
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -8,8 +11,15 @@ import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
 from zoo import autoencoder, get_model, mlp_classifier, model_average
 from zoo.data import load_mnist
-from zoo.models import conv_autoencoder
+from zoo.models import (
+    conv_autoencoder,
+    discriminator,
+    embedding_tower,
+    generator,
+    q_network,
+)
 from zoo.models.mlp import resumable_dropout
+from zoo.models.parts import hidden_stack
 
 v1 = tf.compat.v1
 
@@ -195,6 +205,69 @@ def test_input_without_static_width(graph):
         autoencoder(x, scope="ae")
 
 
+def mlp_with_dropout(x, **kwargs):
+    labels = v1.placeholder(tf.float32, [None, 10])
+    return mlp_classifier(x, labels, keep_prob=0.5, **kwargs)
+
+
+HIDDEN_STACK_BUILDERS = [
+    mlp_with_dropout,
+    generator,
+    discriminator,
+    embedding_tower,
+    q_network,
+]
+
+
+@pytest.mark.parametrize("builder", HIDDEN_STACK_BUILDERS)
+@pytest.mark.parametrize(
+    "hidden, message",
+    [
+        ((8, 0), r"^net: expected hidden\[1\] to be a positive int, found 0; "),
+        ((8, True), r"^net: expected hidden\[1\] to be a positive int, found True; "),
+        (
+            8,
+            r"^net: expected hidden to be a sequence of positive ints, found 8; "
+            r"pass e\.g\. hidden=\(256,\), or hidden=\(\) for no hidden layer$",
+        ),
+        ("64", r"^net: expected hidden to be a sequence of positive ints, found '64'; "),
+    ],
+)
+def test_every_hidden_stack_refuses_bad_widths_alike_before_any_variable(
+    graph, builder, hidden, message
+):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with pytest.raises(ShapeError, match=message):
+        builder(x, scope="net", hidden=hidden)
+    assert v1.global_variables() == []
+
+
+@pytest.mark.parametrize("builder", HIDDEN_STACK_BUILDERS)
+def test_every_hidden_stack_takes_any_sequence_and_none(graph, builder):
+    x = v1.placeholder(tf.float32, [None, 784])
+    builder(x, scope="listed", hidden=[8, 4])
+    builder(x, scope="bare", hidden=())
+    names = [v.op.name for v in v1.global_variables()]
+    listed = [name[len("listed/") :] for name in names if name.startswith("listed/")]
+    bare = [name[len("bare/") :] for name in names if name.startswith("bare/")]
+    hid = ["W_hid_1", "b_hid_1", "W_hid_2", "b_hid_2"]
+    assert [name for name in listed if name not in hid] == bare
+    assert [name for name in listed if name in hid] == hid
+
+
+def test_hidden_stack_names_the_current_scope(graph):
+    x = v1.placeholder(tf.float32, [None, 3])
+    with v1.variable_scope("outer"), v1.variable_scope("inner"):
+        with pytest.raises(ShapeError, match=r"^outer/inner: expected hidden\[0\] .* -1"):
+            hidden_stack(x, 3, (-1,))
+        layers, top, width = hidden_stack(x, 3, (5, 2))
+    assert [layer.w.name for layer in layers] == [
+        "outer/inner/W_hid_1:0",
+        "outer/inner/W_hid_2:0",
+    ]
+    assert width == 2 and top.shape.as_list() == [None, 2]
+
+
 def test_builder_called_eagerly_raises():
     with pytest.raises(EagerError, match=r"ae: expected a graph .*zoo.share"):
         autoencoder(tf.zeros([2, 784]), scope="ae")
@@ -205,6 +278,23 @@ def test_registry():
     assert set(zoo.MODELS) >= {"autoencoder", "mlp_classifier"}
     with pytest.raises(ZooError, match="Name of model unknown: 'resnet'"):
         get_model("resnet")
+
+
+def test_builders_import_shared_parts_from_one_module_never_from_a_sibling():
+    models = pathlib.Path(zoo.models.__file__).parent
+    shared = {"zoo.models.parts", "zoo.models.losses"}
+    for path in sorted(models.glob("*.py")):
+        if path.name == "__init__.py" or f"zoo.models.{path.stem}" in shared:
+            continue
+        tree = ast.parse(path.read_text())
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module.startswith("zoo.models")
+        }
+        assert imported <= shared, f"{path.name} imports {sorted(imported - shared)}"
+    assert zoo.models.Classifier is zoo.models.parts.Classifier is zoo.Classifier
+    assert zoo.models.Autoencoder is zoo.models.parts.Autoencoder is zoo.Autoencoder
 
 
 def test_import_leaves_tensorflow_alone():

@@ -267,7 +267,9 @@ def test_restore_errors(graph, tmp_path):
         prefix = save_scope(sess, tmp_path, v1.global_variables())
     make("more", {"w": [2], "b": [2], "extra": [1]})
     make("wide", {"w": [3], "b": [2]})
-    with pytest.raises(DataError, match="expected a checkpoint prefix or a directory"):
+    with pytest.raises(
+        DataError, match=r"absent: expected a TensorFlow checkpoint \(a prefix"
+    ):
         restore_scope(str(tmp_path / "absent"), "saved", "more")
     with pytest.raises(ScopeError, match="expected tensors under 'nope' in the checkpoint"):
         restore_scope(prefix, "nope", "more")

@@ -1,11 +1,12 @@
 """Model builders with ``scope`` and ``reuse``, and the registry name -> builder."""
 
 from layers.errors import ZooError
-from zoo.models.autoencoder import Autoencoder, autoencoder
+from zoo.models.autoencoder import autoencoder
 from zoo.models.conv import conv_classifier
 from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
-from zoo.models.mlp import Average, Classifier, mlp_classifier, model_average
+from zoo.models.mlp import Average, mlp_classifier, model_average
+from zoo.models.parts import Autoencoder, Classifier
 from zoo.models.qnet import DQN, QNetwork, dqn, q_network
 from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
 from zoo.models.siamese import (

@@ -7,36 +7,9 @@ Usage::
     ae_eval = autoencoder(x_test, tied=True, scope="ae", reuse=True)   # nothing new
 """
 
-import dataclasses
-
-import tensorflow as tf
-
 from layers import Decoder, Encoder
 from zoo.models.losses import sigmoid_cross_entropy_mean
-from zoo.models.scoping import builder_scope, input_width
-
-
-@dataclasses.dataclass(frozen=True)
-class Autoencoder:
-    """What :func:`autoencoder` builds.
-
-    Attributes:
-        encoded: hidden code [batch, n_hidden].
-        decoded: reconstruction in (0, 1) [batch, n_in].
-        logits: reconstruction before the sigmoid.
-        loss: mean elementwise binary cross-entropy (a scalar).
-        encoder: the :class:`layers.Encoder`.
-        decoder: the :class:`layers.Decoder`.
-        scope_name: the full variable scope.
-    """
-
-    encoded: tf.Tensor
-    decoded: tf.Tensor
-    logits: tf.Tensor
-    loss: tf.Tensor
-    encoder: Encoder
-    decoder: Decoder
-    scope_name: str
+from zoo.models.parts import Autoencoder, builder_scope, input_width
 
 
 def autoencoder(x, tied=True, scope="ae", reuse=False, n_hidden=625, **layer_kwargs):
@@ -51,7 +24,7 @@ def autoencoder(x, tied=True, scope="ae", reuse=False, n_hidden=625, **layer_kwa
         **layer_kwargs: ``activation``, ``w_init``, ``b_init`` for both layers.
 
     Returns:
-        :class:`Autoencoder`.
+        :class:`zoo.models.Autoencoder`.
 
     Raises:
         ScopeError: reuse=True before the scope was built, or a second build

@@ -19,8 +19,7 @@ import tensorflow as tf
 from layers.conv import Conv2D, MaxPool
 from layers.dense import FullConnected, ReadOut
 from layers.errors import ShapeError
-from zoo.models.mlp import classifier_head
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.parts import builder_scope, classifier_head, input_width
 
 
 def conv_classifier(
@@ -40,7 +39,7 @@ def conv_classifier(
         n_fc: width of the fully connected layer.
 
     Returns:
-        :class:`zoo.models.mlp.Classifier`; ``loss`` is the cross-entropy summed
+        :class:`zoo.models.Classifier`; ``loss`` is the cross-entropy summed
         over the batch, as in the seed.
 
     Raises:

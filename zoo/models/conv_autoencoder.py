@@ -16,9 +16,8 @@ import tensorflow as tf
 
 from layers.conv import Conv2D, Conv2DTranspose
 from layers.errors import ShapeError
-from zoo.models.autoencoder import Autoencoder
 from zoo.models.losses import sigmoid_cross_entropy_mean
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.parts import Autoencoder, builder_scope, input_width
 
 
 def conv_autoencoder(
@@ -47,7 +46,7 @@ def conv_autoencoder(
             model owns (the tied kernel once).
 
     Returns:
-        :class:`zoo.models.autoencoder.Autoencoder`: ``encoded`` is
+        :class:`zoo.models.Autoencoder`: ``encoded`` is
         [batch, side / stride, side / stride, filters], ``decoded`` and ``logits``
         are flat like ``x``, ``encoder`` a :class:`layers.Conv2D` and ``decoder`` a
         :class:`layers.Conv2DTranspose`.

@@ -24,9 +24,15 @@ import tensorflow as tf
 
 from layers import Dense
 from layers.dense import check_size
-from layers.errors import ScopeError, ShapeError
-from zoo.models.mlp import next_draw, stateless_seed
-from zoo.models.scoping import builder_scope, hidden_stack, input_width
+from layers.errors import ScopeError
+from zoo.models.parts import (
+    builder_scope,
+    check_widths,
+    hidden_stack,
+    input_width,
+    next_draw,
+    stateless_seed,
+)
 
 LEAKY_SLOPE = 0.2
 
@@ -135,7 +141,6 @@ def generator(z, scope="generator", reuse=False, hidden=(256,), n_pixels=784):
         ScopeError, EagerError: as :func:`zoo.autoencoder`.
     """
     with builder_scope(scope, reuse) as var_scope:
-        check_widths(var_scope.name, hidden=hidden)
         check_size(var_scope.name, n_pixels=n_pixels)
         width = input_width(var_scope.name, z, "noise z")
         hidden_layers, h, width = hidden_stack(z, width, hidden, tf.nn.relu)
@@ -166,7 +171,6 @@ def discriminator(x, scope="discriminator", reuse=False, hidden=(256,)):
         ShapeError, ScopeError, EagerError: as :func:`generator`.
     """
     with builder_scope(scope, reuse) as var_scope:
-        check_widths(var_scope.name, hidden=hidden)
         width = input_width(var_scope.name, x, "images x")
         hidden_layers, h, width = hidden_stack(x, width, hidden, _leaky_relu)
         out = Dense(h, width, 1, names=("W_out", "b_out"), activation=tf.sigmoid)
@@ -212,10 +216,12 @@ def gan(
         ScopeError, EagerError: as :func:`zoo.autoencoder`.
     """
     with builder_scope(scope, reuse) as var_scope:
-        check_widths(
-            var_scope.name,
-            generator_hidden=generator_hidden,
-            discriminator_hidden=discriminator_hidden,
+        # Both stacks checked before the generator's variables are made.
+        generator_hidden = check_widths(
+            var_scope.name, generator_hidden, "generator_hidden"
+        )
+        discriminator_hidden = check_widths(
+            var_scope.name, discriminator_hidden, "discriminator_hidden"
         )
         n_pixels = input_width(var_scope.name, x, "real images x")
         input_width(var_scope.name, z, "noise z")
@@ -338,22 +344,6 @@ def resumable_noise(batch_size, noise_dim, scope="noise", reuse=False):
         check_size(var_scope.name, batch_size=batch_size, noise_dim=noise_dim)
         seed = stateless_seed(next_draw(var_scope.name, "draws"))
         return tf.random.stateless_normal([batch_size, noise_dim], seed, name="z")
-
-
-def check_widths(owner, **sequences):
-    """Raises ShapeError naming ``owner`` unless each sequence holds positive ints.
-
-    Args:
-        owner: the scope named in the message.
-        **sequences: hidden-layer widths by argument name (``hidden=(256,)``).
-    """
-    for name, widths in sequences.items():
-        if isinstance(widths, int | str) or not hasattr(widths, "__iter__"):
-            raise ShapeError(
-                f"{owner}: expected {name} as a sequence of positive ints, found "
-                f"{widths!r}; pass e.g. {name}=(256,)"
-            )
-        check_size(owner, **{f"{name}[{i}]": width for i, width in enumerate(widths)})
 
 
 def _leaky_relu(logits):

@@ -12,37 +12,19 @@ import dataclasses
 
 import tensorflow as tf
 
-from layers import FullConnected, ReadOut
+from layers import ReadOut
 from layers.errors import ShapeError, ZooError
-from layers.variables import get_variable, l2_regularizer
-from zoo.models.scoping import builder_scope, input_width
-
-
-@dataclasses.dataclass(frozen=True)
-class Classifier:
-    """What :func:`mlp_classifier` builds.
-
-    Attributes:
-        y_pred: class probabilities [batch, n_classes].
-        logits: read-out before the softmax.
-        loss: cross-entropy summed over the batch + l2 * sum of hidden l2_loss.
-        accuracy: fraction of argmax(y_pred) == argmax(y) (a scalar).
-        layers: the hidden layers then the read-out.
-        scope_name: the full variable scope.
-    """
-
-    y_pred: tf.Tensor
-    logits: tf.Tensor
-    loss: tf.Tensor
-    accuracy: tf.Tensor
-    layers: tuple
-    scope_name: str
-
-
-def accuracy_of(y_pred, y):
-    """Returns the fraction of rows whose argmax agrees (a scalar tensor)."""
-    correct = tf.equal(tf.argmax(y_pred, 1), tf.argmax(y, 1))
-    return tf.reduce_mean(tf.cast(correct, tf.float32), name="accuracy")
+from layers.variables import l2_regularizer
+from zoo.models.parts import (
+    accuracy_of,
+    builder_scope,
+    check_widths,
+    classifier_head,
+    hidden_stack,
+    input_width,
+    next_draw,
+    stateless_seed,
+)
 
 
 def mlp_classifier(
@@ -68,59 +50,38 @@ def mlp_classifier(
             run restored from a checkpoint draws the same masks.
 
     Returns:
-        :class:`Classifier`.
+        :class:`zoo.models.Classifier`.
 
     Raises:
-        ScopeError, ShapeError, EagerError: as :func:`zoo.autoencoder`.
+        ShapeError: a hidden width that is not a positive int, or ``x``/``y`` not
+            [batch, n] with n known (before any variable is made).
+        ScopeError, EagerError: as :func:`zoo.autoencoder`.
         ZooError: a numeric ``keep_prob`` outside (0, 1].
     """
     with builder_scope(scope, reuse) as var_scope:
         check_keep_prob(var_scope.name, keep_prob)
         width = input_width(var_scope.name, x, "x")
         n_classes = input_width(var_scope.name, y, "one-hot labels y")
+        hidden = check_widths(var_scope.name, hidden)  # before the draw counter
         regularizer = l2_regularizer(l2)
-        hidden_layers = []
-        h = x
         draw = None if keep_prob is None else next_draw(var_scope.name)
-        for i, n_out in enumerate(hidden, start=1):
-            layer = FullConnected(
-                h, width, n_out, names=(f"W_hid_{i}", f"b_hid_{i}"), regularizer=regularizer
-            )
-            hidden_layers.append(layer)
-            h, width = layer.output, n_out
-            if draw is not None:
-                h = resumable_dropout(h, keep_prob, draw, layer=i)
+        hidden_layers, h, width = hidden_stack(
+            x,
+            width,
+            hidden,
+            regularizer=regularizer,
+            after=None if draw is None else _dropout(keep_prob, draw),
+        )
         readout = ReadOut(h, width, n_classes, names=("W_RO", "b_RO"))
-        penalty = tf.add_n([layer.regularization_loss for layer in hidden_layers])
+        penalty = None  # hidden=(): a softmax regression, no weight to decay
+        if hidden_layers:
+            penalty = tf.add_n([layer.regularization_loss for layer in hidden_layers])
         return classifier_head(readout, y, hidden_layers, var_scope.name, penalty)
 
 
-def next_draw(owner, name="dropout_draws"):
-    """Returns this run's draw number: the counter ``name`` incremented once.
-
-    The counter is a non-trainable int64 variable in the current scope, so a
-    checkpoint holds it and a resumed run continues the same draws.
-
-    Args:
-        owner: scope named in error messages.
-        name: the counter's name in the current scope.
-    """
-    draws = get_variable(
-        owner, name, [], tf.zeros_initializer(), trainable=False, dtype=tf.int64
-    )
-    return draws.assign_add(1)
-
-
-def stateless_seed(draw, salt=0):
-    """Returns the int64 [2] seed of a stateless random op: (graph seed, salt), draw.
-
-    Args:
-        draw: int64 scalar tensor, different for every run (see :func:`next_draw`).
-        salt: distinguishes the random ops that share a draw.
-    """
-    graph_seed, op_seed = tf.compat.v1.get_seed(None)
-    base = (graph_seed or 0) * 1_000_003 + (op_seed or 0) * 131 + salt
-    return tf.stack([tf.constant(base % 2**62, tf.int64), draw])
+def _dropout(keep_prob, draw):
+    """The ``after`` of :func:`hidden_stack` that drops units after hidden layer i."""
+    return lambda h, i: resumable_dropout(h, keep_prob, draw, layer=i)
 
 
 def resumable_dropout(h, keep_prob, draw, layer=0):
@@ -161,35 +122,6 @@ def check_keep_prob(owner, keep_prob):
             f"{owner}: expected keep_prob, the probability of keeping a unit, in (0, 1], "
             f"found {keep_prob!r}; pass e.g. keep_prob=0.5, or None for no dropout"
         )
-
-
-def classifier_head(readout, y, layers, scope_name, penalty=None):
-    """Returns the :class:`Classifier` of a read-out layer.
-
-    Args:
-        readout: the :class:`layers.ReadOut`.
-        y: one-hot labels [batch, n_classes].
-        layers: the layers before the read-out.
-        scope_name: the model's full variable scope.
-        penalty: optional scalar added to the loss (weight decay).
-
-    Returns:
-        :class:`Classifier` whose loss is the cross-entropy summed over the batch,
-        plus ``penalty``.
-    """
-    loss = tf.reduce_sum(
-        tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits)
-    )
-    if penalty is not None:
-        loss += penalty
-    return Classifier(
-        y_pred=readout.output,
-        logits=readout.logits,
-        loss=tf.identity(loss, name="loss"),
-        accuracy=accuracy_of(readout.output, y),
-        layers=(*layers, readout),
-        scope_name=scope_name,
-    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,8 +24,9 @@ import dataclasses
 import tensorflow as tf
 
 from layers import Dense
+from layers.dense import check_size
 from layers.errors import ZooError
-from zoo.models.scoping import builder_scope, hidden_stack, input_width
+from zoo.models.parts import builder_scope, hidden_stack, input_width
 from zoo.state import check_tau, copy_variables, frozen_copy
 
 
@@ -64,11 +65,12 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
         :class:`QNetwork`.
 
     Raises:
-        ZooError: ``n_actions`` or a hidden width is not a positive int.
-        ScopeError, ShapeError, EagerError: as :func:`zoo.models.mlp_classifier`.
+        ShapeError: ``n_actions`` or a hidden width is not a positive int, or ``x``
+            is not [batch, n] with n known (before any variable is made).
+        ScopeError, EagerError: as :func:`zoo.models.mlp_classifier`.
     """
     with builder_scope(scope, reuse) as var_scope:
-        _check_sizes(var_scope.name, n_actions, hidden)
+        check_size(var_scope.name, n_actions=n_actions)  # hidden: in hidden_stack
         width = input_width(var_scope.name, x, "observations x")
         initializer = tf.compat.v1.glorot_uniform_initializer()
         layers, h, width = hidden_stack(x, width, hidden, w_init=initializer)
@@ -85,16 +87,6 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
             layers=(*layers, readout),
             scope_name=var_scope.name,
             hidden=tuple(hidden),
-        )
-
-
-def _check_sizes(owner, n_actions, hidden):
-    sizes = [n_actions, *hidden]
-    if any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in sizes):
-        raise ZooError(
-            f"{owner}: expected n_actions and hidden widths to be positive ints, found "
-            f"n_actions={n_actions!r}, hidden={tuple(hidden)!r}; pass e.g. n_actions=2, "
-            "hidden=(64, 64)"
         )
 
 
@@ -219,15 +211,14 @@ def dqn(
         :class:`DQN`.
 
     Raises:
-        ZooError: ``period`` < 1, ``tau`` outside (0, 1],
-            ``gamma`` outside [0, 1], a bad ``n_actions`` or hidden width; raised
-            before any variable is made.
-        ScopeError, ShapeError, EagerError: as :func:`q_network`.
+        ZooError: ``period`` < 1, ``tau`` outside (0, 1], ``gamma`` outside
+            [0, 1]; raised before any variable is made.
+        ShapeError, ScopeError, EagerError: as :func:`q_network` (the online
+            network, built first, checks ``n_actions`` and ``hidden``).
     """
     with builder_scope(scope, reuse=False) as var_scope:
         owner = var_scope.name
         _check_dqn_args(owner, period, tau, gamma)
-        _check_sizes(owner, n_actions, hidden)
         online = q_network(observations, n_actions, scope="online", hidden=hidden)
         snapshot = None
         if target_network:

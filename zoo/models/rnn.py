@@ -30,8 +30,7 @@ import tensorflow as tf
 from layers import Dense, ReadOut
 from layers.dense import check_size
 from layers.errors import ShapeError
-from zoo.models.mlp import classifier_head
-from zoo.models.scoping import builder_scope, input_width
+from zoo.models.parts import builder_scope, classifier_head, input_width
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,7 +32,7 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ShapeError, ZooError
-from zoo.models.scoping import builder_scope, hidden_stack, input_width
+from zoo.models.parts import builder_scope, hidden_stack, input_width
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,29 +93,18 @@ def embedding_tower(x, scope="tower", reuse=False, hidden=(256,), embedding_size
     """
     with builder_scope(scope, reuse) as var_scope:
         width = input_width(var_scope.name, x, "x")
-        check_tower_sizes(var_scope.name, hidden, embedding_size)
+        check_size(var_scope.name, embedding_size=embedding_size)
         return _tower(x, width, hidden, embedding_size, var_scope.name)
 
 
 def _tower(x, width, hidden, embedding_size, scope_name):
-    """The tower's layers under the current variable scope (sizes already checked)."""
+    """The tower's layers under the current variable scope (``embedding_size`` checked;
+    :func:`hidden_stack` checks ``hidden`` before any variable)."""
     layers, h, width = hidden_stack(x, width, hidden)
     embed = Dense(
         h, width, embedding_size, names=("W_embed", "b_embed"), activation=tf.identity
     )
     return Tower(embedding=embed.output, layers=(*layers, embed), scope_name=scope_name)
-
-
-def check_tower_sizes(owner, hidden, embedding_size):
-    """Raises ShapeError naming ``owner`` unless every width is a positive int."""
-    if isinstance(hidden, (int, str)) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in hidden
-    ):
-        raise ShapeError(
-            f"{owner}: expected hidden to be a sequence of positive ints, found "
-            f"{hidden!r}; pass e.g. hidden=(256,), or () for a linear embedding"
-        )
-    check_size(owner, embedding_size=embedding_size)
 
 
 def siamese(
@@ -162,7 +151,7 @@ def siamese(
                 f"{owner}: expected x2 as wide as x1 ({width}), found {x2.shape}; pair "
                 "images of one size"
             )
-        check_tower_sizes(owner, hidden, embedding_size)
+        check_size(owner, embedding_size=embedding_size)  # hidden: in the first tower
         check_margin(owner, margin)
         if same is not None and same.shape.rank != 1:
             raise ShapeError(
