@@ -1,4 +1,4 @@
-"""TensorFlow starts after the flags, without its start-up INFO/WARNING lines, unless asked."""
+"""TensorFlow starts after the flags, quietly unless TF_CPP_MIN_LOG_LEVEL is set."""
 
 import os
 import subprocess
