@@ -74,18 +74,6 @@ def run_variant(variant, args, data, run):
     from zoo.models import autoencoder
 
     tied = variant == "tied"
-
-    def evaluation():
-        x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
-        model = autoencoder(x_test, tied=tied, scope=SCOPE, reuse=True)
-
-        def evaluate(session):
-            test_loss = float(session.run(model.loss, {x_test: data.test.images}))
-            shown = session.run(model.decoded, {x_test: data.test.images[:N_SHOWN]})
-            return {"test_loss": test_loss}, shown
-
-        return evaluate
-
     result, shown = train_variant(
         variant,
         args,
@@ -93,10 +81,32 @@ def run_variant(variant, args, data, run):
         run,
         loss_fn=lambda images, _: autoencoder(images, tied=tied, scope=SCOPE).loss,
         optimizer=tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
-        evaluation=evaluation,
+        evaluation=lambda: test_set_evaluation(data.test.images, tied),
     )
     reference = {"dataset": SEED_REFERENCE["dataset"], **SEED_REFERENCE[variant]}
     return {**result, "reference": reference}, shown
+
+
+def test_set_evaluation(images, tied):
+    """Builds the test loss with ``reuse=True``; returns ``evaluate(session)``.
+
+    ``evaluate`` returns ``({"test_loss": ...}, reconstructions of the first
+    N_SHOWN images)``.
+    """
+    import tensorflow as tf
+
+    from zoo.models import autoencoder
+
+    x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+    model = autoencoder(x_test, tied=tied, scope=SCOPE, reuse=True)
+
+    def evaluate(session):
+        test_loss = float(session.run(model.loss, {x_test: images}))
+        return {"test_loss": test_loss}, session.run(
+            model.decoded, {x_test: images[:N_SHOWN]}
+        )
+
+    return evaluate
 
 
 def plot_losses(results):

@@ -69,6 +69,16 @@ def check_flags(args):
         )
 
 
+def model_kwargs(args, variant):
+    """Returns the :func:`zoo.models.rnn.rnn_classifier` arguments of a variant."""
+    return {
+        "scope": "rnn",
+        "n_hidden": args.hidden,
+        "n_steps": args.time_steps,
+        "shared": variant == "shared",
+    }
+
+
 def loss_and_accuracy(images, labels, kwargs):
     """Returns the classifier's loss and ``{"batch_accuracy": ...}`` on one batch."""
     from zoo.models.rnn import rnn_classifier
@@ -86,38 +96,8 @@ def run_variant(variant, args, data, run):
     import tensorflow as tf
 
     from experiments.harness.train import train_variant
-    from zoo.models.rnn import rnn_classifier
 
-    kwargs = {
-        "scope": "rnn",
-        "n_hidden": args.hidden,
-        "n_steps": args.time_steps,
-        "shared": variant == "shared",
-    }
-
-    def evaluation():
-        x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
-        y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
-        model = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
-        cell = {id(v): v for s in model.steps for v in s.params}.values()
-        parameters = {
-            "cells": sum(int(np.prod(v.shape)) for v in cell),
-            "cell_variables": len(cell),
-            "readout": sum(int(np.prod(v.shape)) for v in model.readout.params),
-        }
-        parameters["total"] = parameters["cells"] + parameters["readout"]
-
-        def evaluate(session):
-            correct = 0.0
-            for i in range(0, data.test.num_examples, EVAL_CHUNK):
-                feed = {x_test: data.test.images[i : i + EVAL_CHUNK]}
-                feed[y_test] = data.test.labels[i : i + EVAL_CHUNK]
-                correct += session.run(model.accuracy, feed) * len(feed[y_test])
-            accuracy = correct / data.test.num_examples
-            return {"test_accuracy": accuracy, "parameters": parameters}, None
-
-        return evaluate
-
+    kwargs = model_kwargs(args, variant)
     result, _ = train_variant(
         variant,
         args,
@@ -125,10 +105,44 @@ def run_variant(variant, args, data, run):
         run,
         loss_fn=lambda images, labels: loss_and_accuracy(images, labels, kwargs),
         optimizer=tf.compat.v1.train.AdamOptimizer(args.learning_rate),
-        evaluation=evaluation,
+        evaluation=lambda: test_set_evaluation(data.test, kwargs),
         log_period=LOG_PERIOD,
     )
     return result
+
+
+def test_set_evaluation(test, kwargs):
+    """Builds the classifier again with ``reuse=True``; returns ``evaluate(session)``.
+
+    ``evaluate`` returns ``({"test_accuracy", "parameters"}, None)``: the
+    accuracy on ``test`` and the parameters of the cells and the readout.
+    """
+    import tensorflow as tf
+
+    from experiments.harness.train import run_in_chunks
+    from zoo.models.rnn import rnn_classifier
+
+    x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+    y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
+    model = rnn_classifier(x_test, y_test, reuse=True, **kwargs)
+    cell = {id(v): v for step in model.steps for v in step.params}.values()
+    parameters = {
+        "cells": sum(int(np.prod(v.shape)) for v in cell),
+        "cell_variables": len(cell),
+        "readout": sum(int(np.prod(v.shape)) for v in model.readout.params),
+    }
+    parameters["total"] = parameters["cells"] + parameters["readout"]
+
+    def evaluate(session):
+        feeds = {x_test: test.images, y_test: test.labels}
+        chunks = run_in_chunks(session, model.accuracy, feeds, EVAL_CHUNK)
+        correct = sum(accuracy * size for accuracy, size in chunks)
+        return {
+            "test_accuracy": correct / test.num_examples,
+            "parameters": parameters,
+        }, None
+
+    return evaluate
 
 
 def accuracy_figure(results):

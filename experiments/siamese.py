@@ -116,29 +116,6 @@ def run_variant(variant, args, data, run):
     import tensorflow as tf
 
     from experiments.harness.train import train_variant
-    from zoo.models.siamese import partners_in_batch, siamese
-
-    def evaluation():
-        x_eval = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_eval")
-        probe = siamese(x_eval, x_eval, reuse=True, **model_kwargs(args, variant))
-        labels_eval = tf.compat.v1.placeholder(tf.int64, [None], name="labels_eval")
-        pairs_eval = partners_in_batch(labels_eval)
-
-        def embed(session, images):
-            towers = [probe.embedding1, probe.embedding2]
-            return _concatenated(
-                session.run(towers, {x_eval: images[i : i + EMBED_CHUNK]})
-                for i in range(0, len(images), EMBED_CHUNK)
-            )
-
-        def pairs(session, labels):
-            size = args.batch_size
-            return _concatenated(
-                _shifted(session.run(pairs_eval, {labels_eval: labels[i : i + size]}), i)
-                for i in range(0, len(labels), size)
-            )
-
-        return lambda session: evaluate(session, embed, pairs, args, variant, data)
 
     return train_variant(
         variant,
@@ -147,20 +124,45 @@ def run_variant(variant, args, data, run):
         run,
         loss_fn=lambda images, labels: pair_loss(images, labels, args, variant),
         optimizer=tf.compat.v1.train.AdamOptimizer(args.learning_rate),
-        evaluation=evaluation,
+        evaluation=lambda: evaluation(args, variant, data),
         log_period=LOG_PERIOD,
     )
+
+
+def evaluation(args, variant, data):
+    """Builds the towers again with ``reuse=True``; returns ``evaluate(session)``.
+
+    ``evaluate`` returns :func:`evaluate`'s metrics and test embeddings.
+    """
+    import tensorflow as tf
+
+    from experiments.harness.train import run_in_chunks
+    from zoo.models.siamese import partners_in_batch, siamese
+
+    x_eval = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_eval")
+    probe = siamese(x_eval, x_eval, reuse=True, **model_kwargs(args, variant))
+    labels_eval = tf.compat.v1.placeholder(tf.int64, [None], name="labels_eval")
+    pairs_eval = partners_in_batch(labels_eval)
+
+    def embed(session, images):
+        towers = [probe.embedding1, probe.embedding2]
+        chunks = run_in_chunks(session, towers, {x_eval: images}, EMBED_CHUNK)
+        return _concatenated(embeddings for embeddings, _ in chunks)
+
+    def pairs(session, labels):
+        chunks = run_in_chunks(session, pairs_eval, {labels_eval: labels}, args.batch_size)
+        offsets = range(0, len(labels), args.batch_size)
+        return _concatenated(
+            (partner + offset, same)
+            for ((partner, same), _), offset in zip(chunks, offsets, strict=True)
+        )
+
+    return lambda session: evaluate(session, embed, pairs, args, variant, data)
 
 
 def _concatenated(parts):
     """Returns the tuple of each field of ``parts`` (tuples of arrays) concatenated."""
     return tuple(np.concatenate(field) for field in zip(*parts, strict=True))
-
-
-def _shifted(pairs, offset):
-    """Returns the ``(partner, same)`` of a chunk with partners indexed from ``offset``."""
-    partner, same = pairs
-    return partner + offset, same
 
 
 def evaluate(session, embed, pairs, args, variant, data):

@@ -102,6 +102,28 @@ def train_variant(
     return result, shown
 
 
+def run_in_chunks(session, fetches, feeds, chunk):
+    """Runs ``fetches`` on consecutive chunks of arrays (an evaluation set in parts).
+
+    Args:
+        session: the trained variant's session.
+        fetches: what ``session.run`` fetches for each chunk.
+        feeds: placeholder -> array; every array has the same length.
+        chunk: examples per run.
+
+    Returns:
+        ``[(result, examples in the chunk), ...]`` in order.
+    """
+    total = len(next(iter(feeds.values())))
+    return [
+        (
+            session.run(fetches, {x: array[i : i + chunk] for x, array in feeds.items()}),
+            min(chunk, total - i),
+        )
+        for i in range(0, total, chunk)
+    ]
+
+
 def _train(session, init, step, batches, args, run, variant, log_every, writer):
     """Initializes ``session`` and trains ``args.steps`` steps from the first batch."""
     batches.dataset.restore({"epoch": 0, "position": 0})
