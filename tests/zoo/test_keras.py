@@ -197,6 +197,7 @@ def test_a_function_that_creates_variables_on_a_second_call_raises():
 
 
 def test_tied_conv_autoencoder_by_registered_name_trains_with_one_kernel():
+    keras.utils.set_random_seed(0)  # the loss moves little in 3 epochs: seed the start
     layer = ZooLayer("conv_autoencoder", tied=True, filters=2, size=3)
     model = keras.Sequential([keras.Input((16,)), layer])
     model.compile(keras.optimizers.Adagrad(0.5), "binary_crossentropy")
