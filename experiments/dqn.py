@@ -9,19 +9,21 @@ variants, several seeds each:
 * ``hard``: target := online every ``--target-period`` (C) updates, as Mnih et al. 2015;
 * ``polyak``: target := tau * online + (1 - tau) * target after every update.
 
-Each run: ``--learning-starts`` uniformly random steps into a replay buffer, then
-one Adam step on a sampled batch after every ``--train-every`` environment steps
-(``--steps`` updates), acting epsilon-greedily (epsilon decays linearly over
-``--epsilon-decay`` environment steps). One ``session.run`` per update
-(``Session.make_callable``), which also returns the greedy action for the
-observation the next environment step starts from (``DQN.next_action``); steps
-between updates act with a ``session.run`` of their own.
+Each run (a :class:`zoo.replay.Rollout`): ``--learning-starts`` uniformly random
+steps into a replay buffer, then one Adam step on a sampled batch after every
+``--train-every`` environment steps (``--steps`` updates), acting epsilon-greedily
+(epsilon decays linearly over ``--epsilon-decay`` environment steps). One
+``session.run`` per update (``Session.make_callable``), which also returns the
+greedy action for the observation the next environment step starts from
+(``DQN.next_action``); steps between updates act with a ``session.run`` of their
+own. ``--jobs`` runs seeds in worker processes (:mod:`experiments.harness.processes`).
 
 Usage::
 
     make experiment-dqn
     python -m experiments.dqn --quick --out runs/dqn/quick
-    python -m experiments.dqn --variant hard --seeds 2 --resume runs/dqn/RUN
+    python -m experiments.dqn --variant hard --seeds 2 --hidden 64,64
+    python -m experiments.dqn --resume runs/dqn/RUN
 
 Writes ``results.json`` (per variant and seed: episode returns, mean of the last
 100, environment steps to a 100-episode mean of 475, speed), ``returns.png``,
@@ -29,41 +31,31 @@ Writes ``results.json`` (per variant and seed: episode returns, mean of the last
 checkpoints (networks, optimizer, replay buffer, RNG and environment state).
 """
 
-import difflib
-import multiprocessing
-import os
-import platform
-import shlex
-import signal
-import sys
+import functools
 import time
 import warnings
 
-import gymnasium
 import numpy as np
-import tensorflow as tf
-from tqdm import tqdm
 
-from experiments.harness import flags, rundir
+from experiments.harness import figures, flags, processes, record, rundir
 from layers.errors import ZooError
-from zoo import training
-from zoo.checkpoints import SessionLoopCheckpoint
-from zoo.models.qnet import check_gamma, check_period, dqn
-from zoo.state import check_tau
 
-v1 = tf.compat.v1
 VARIANTS = ("none", "hard", "polyak")
 WINDOW = 100
 """Episodes averaged for "solved": CartPole-v1 counts as solved at a 100-episode
 mean of its ``reward_threshold`` (475)."""
-REPLAY = "replay/"
-"""Prefix of the replay buffer's arrays inside a checkpoint."""
 PROFILE_CALLS = 200
 """Calls per timed batch of the step profile (``--profile-calls``)."""
+SETTINGS = (
+    "env", "variant", "seed", "seeds", "steps", "batch_size", "learning_rate", "gamma",
+    "buffer_size", "learning_starts", "train_every", "epsilon_start", "epsilon_end",
+    "epsilon_decay", "target_period", "tau", "hidden",
+)  # fmt: skip
+"""The flags that shape the numbers (``settings`` in results.json)."""
 
 
 def build_parser():
-    """Returns the experiment's parser: the shared flags plus DQN's."""
+    """Returns the experiment's parser: the shared flags plus DQN's, each with its range."""
     p = flags.parser(
         "DQN on a gymnasium environment with no target network, a hard copy every C "
         "updates, or Polyak averaging; several seeds each.",
@@ -73,7 +65,13 @@ def build_parser():
         data=False,
     )
     p.set_defaults(checkpoint_every=5000)
-    p.add_argument("--env", default="CartPole-v1", help="gymnasium environment id")
+    p.add_argument(
+        "--env",
+        default="CartPole-v1",
+        check=check_env_flag,
+        help="gymnasium environment id (flat Box observations, Discrete actions, a "
+        "reward_threshold)",
+    )
     flags.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
     p.add_argument(
         "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
@@ -91,13 +89,23 @@ def build_parser():
         "--learning-starts",
         type=int,
         default=1000,
+        check=flags.integer(0),
         help="uniformly random environment steps before the first update",
     )
     p.add_argument(
         "--train-every", type=int, default=1, help="environment steps per update"
     )
-    p.add_argument("--epsilon-start", type=float, default=1.0, help="initial epsilon")
-    p.add_argument("--epsilon-end", type=float, default=0.01, help="final epsilon")
+    probability = flags.real(0.0, inclusive=True, maximum=1.0)
+    p.add_argument(
+        "--epsilon-start",
+        type=float,
+        default=1.0,
+        check=probability,
+        help="initial epsilon",
+    )
+    p.add_argument(
+        "--epsilon-end", type=float, default=0.01, check=probability, help="final epsilon"
+    )
     p.add_argument(
         "--epsilon-decay",
         type=int,
@@ -115,7 +123,10 @@ def build_parser():
         help="Polyak step, every update",
     )
     p.add_argument(
-        "--hidden", type=int, nargs="+", default=[128, 128], help="hidden layer widths"
+        "--hidden",
+        default="128,128",
+        check=flags.int_list(),
+        help="hidden layer widths, comma-separated",
     )
     p.add_argument(
         "--profile-calls",
@@ -142,271 +153,43 @@ def build_parser():
     return p
 
 
+def check_env_flag(env_id):
+    """``--env``'s check: an id :func:`zoo.envs.check_env` accepts, with a
+    ``reward_threshold`` (what solved means). Imports gymnasium, not TensorFlow."""
+    from zoo.envs import check_env
+
+    try:
+        spec = check_env(env_id)
+    except ZooError as err:
+        return str(err).removeprefix(f"{env_id}: ")  # the flag's name stands first
+    if spec.reward_threshold is None:
+        return (
+            f"expected an environment with a reward_threshold (what solved means), found "
+            f"none for {env_id}; pick one that has it, such as CartPole-v1"
+        )
+    return None
+
+
 def parse(argv):
-    """Parses and checks every flag before any work.
+    """Parses and checks every flag (:func:`flags.parse_args`), then starts TensorFlow.
 
     Returns:
-        The namespace; ``--quick`` also trims the warm-up, buffer and seeds.
+        The namespace; ``env_spec`` is the environment's :class:`zoo.envs.EnvSpec`;
+        ``--quick`` also trims the warm-up, epsilon decay, seeds and profile.
 
     Raises:
-        ZooError: a bad flag, or an environment gymnasium does not know or that
-            has no discrete actions and flat observations.
+        ZooError: a bad flag (``--env`` included), or a --resume conflict.
     """
+    from zoo.envs import check_env
+
     args = flags.parse_args(build_parser(), argv)
     if args.quick:
         args.profile_calls = min(args.profile_calls, 5)
         args.seeds = min(args.seeds, 2)
         args.learning_starts = min(args.learning_starts, 200)
         args.epsilon_decay = min(args.epsilon_decay, 300)
-    check_period("--target-period", args.target_period)
-    check_tau("--tau", args.tau)
-    check_gamma("--gamma", args.gamma)
-    positive = ("seeds", "buffer_size", "train_every", "epsilon_decay", "threads", "jobs")
-    for flag in positive:
-        _check(flag, getattr(args, flag), getattr(args, flag) >= 1, "an integer >= 1")
-    _check(
-        "learning_starts", args.learning_starts, args.learning_starts >= 0, "a count >= 0"
-    )
-    _check("learning_rate", args.learning_rate, args.learning_rate > 0, "a number > 0")
-    _check("hidden", args.hidden, min(args.hidden) >= 1, "positive widths")
-    for flag in ("epsilon_start", "epsilon_end"):
-        value = getattr(args, flag)
-        _check(flag, value, 0 <= value <= 1, "a probability in [0, 1]")
     args.env_spec = check_env(args.env)
     return args
-
-
-def _check(flag, value, ok, expected):
-    if not ok:
-        raise ZooError(
-            f"--{flag.replace('_', '-')}: expected {expected}, found {value!r}; "
-            "pass a value in range"
-        )
-
-
-def check_env(env_id):
-    """Returns ``(n_observations, n_actions, reward_threshold)`` of a gymnasium id.
-
-    Raises:
-        ZooError: the id is not registered, or the environment's observations are
-            not a flat Box or its actions not Discrete.
-    """
-    if env_id not in gymnasium.envs.registry:
-        close = difflib.get_close_matches(env_id, list(gymnasium.envs.registry), n=3)
-        hint = f"did you mean {', '.join(close)}?" if close else "e.g. CartPole-v1"
-        raise ZooError(
-            f"--env: expected a gymnasium environment id, found {env_id!r} (not "
-            f"registered); {hint}"
-        )
-    try:
-        env = gymnasium.make(env_id)
-    except gymnasium.error.Error as err:
-        raise ZooError(
-            f"--env {env_id}: expected an environment gymnasium can make, found "
-            f"{type(err).__name__}: {err}; install what it needs or pick another id"
-        ) from None
-    try:
-        observations, actions = env.observation_space, env.action_space
-        if not (
-            isinstance(actions, gymnasium.spaces.Discrete)
-            and isinstance(observations, gymnasium.spaces.Box)
-            and len(observations.shape) == 1
-        ):
-            raise ZooError(
-                f"--env {env_id}: expected flat Box observations and Discrete actions, "
-                f"found {observations} and {actions}; pick a discrete-action "
-                "environment such as CartPole-v1"
-            )
-        if env.spec.reward_threshold is None:
-            raise ZooError(
-                f"--env {env_id}: expected a reward_threshold (what solved means), found "
-                "none; pick an environment that has one, such as CartPole-v1"
-            )
-        return observations.shape[0], int(actions.n), env.spec.reward_threshold
-    finally:
-        env.close()
-
-
-class ReplayBuffer:
-    """A ring buffer of transitions in numpy arrays; the oldest are overwritten.
-
-    Args:
-        capacity: transitions kept.
-        n_observations: width of an observation.
-    """
-
-    def __init__(self, capacity, n_observations):
-        self.arrays = {
-            "observations": np.zeros((capacity, n_observations), np.float32),
-            "actions": np.zeros(capacity, np.int64),
-            "rewards": np.zeros(capacity, np.float32),
-            "next_observations": np.zeros((capacity, n_observations), np.float32),
-            "terminated": np.zeros(capacity, np.float32),
-        }
-        self.capacity, self.position, self.size = capacity, 0, 0
-
-    def add(self, observation, action, reward, next_observation, terminated):
-        """Stores one transition."""
-        i = self.position
-        values = (observation, action, reward, next_observation, terminated)
-        for array, value in zip(self.arrays.values(), values, strict=True):
-            array[i] = value
-        self.position = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
-
-    def sample(self, rng, batch_size):
-        """Returns the five arrays of ``batch_size`` transitions drawn uniformly."""
-        index = rng.integers(0, self.size, batch_size)
-        return [array[index] for array in self.arrays.values()]
-
-
-def episode_seed(seed, episode):
-    """The reset seed of episode ``episode`` of run ``seed``: fixed, so resumable."""
-    return int(np.random.SeedSequence([seed, episode]).generate_state(1)[0])
-
-
-class Rollout:
-    """One run's environment, replay buffer, epsilon-greedy RNG and episode record.
-
-    Every episode starts with ``env.reset(seed=episode_seed(seed, episode))``, and
-    the actions of the current episode are kept, so :meth:`restore` rebuilds the
-    environment mid-episode exactly: reset with the same seed, replay the actions.
-
-    It is also the "batches" of its :class:`RolloutCheckpoint`: ``state()`` and
-    ``restore()`` carry everything but the buffer's arrays; ``seed`` and
-    ``num_examples`` (the buffer's capacity) are checked on resume.
-    """
-
-    def __init__(self, args, seed, desc, writer):
-        self.env = gymnasium.make(args.env)
-        self.seed, self.desc, self.writer = seed, desc, writer
-        self.n_actions = args.env_spec[1]
-        self.replay = ReplayBuffer(args.buffer_size, args.env_spec[0])
-        self.num_examples = args.buffer_size
-        self.epsilon = (args.epsilon_start, args.epsilon_end, args.epsilon_decay)
-        self.rng = np.random.default_rng(seed)
-        self.env_steps, self.returns, self.ends = 0, [], []
-        self.seconds = dict.fromkeys(("act", "env", "replay", "train"), 0.0)
-        self.greedy_next = None
-        self._start_episode()
-
-    def _start_episode(self):
-        self.actions, self.episode_return = [], 0.0
-        seed = episode_seed(self.seed, len(self.returns))
-        self.observation, _ = self.env.reset(seed=seed)
-
-    def epsilon_now(self):
-        """Linear decay from start to end over ``--epsilon-decay`` environment steps."""
-        start, end, decay = self.epsilon
-        return end + (start - end) * max(0.0, 1.0 - self.env_steps / decay)
-
-    def step(self, act):
-        """Takes one epsilon-greedy environment step.
-
-        Args:
-            act: ``act(observation)`` returns the greedy action; not called when
-                ``greedy_next`` holds it already (set by the training step that
-                just ran on the current observation).
-        """
-        began = time.perf_counter()
-        greedy, self.greedy_next = self.greedy_next, None
-        if self.rng.random() < self.epsilon_now():
-            action = int(self.rng.integers(self.n_actions))
-        elif greedy is not None:
-            action = greedy
-        else:
-            action = int(act(self.observation))
-        acted = time.perf_counter()
-        next_observation, reward, terminated, truncated, _ = self.env.step(action)
-        stepped = time.perf_counter()
-        self.replay.add(self.observation, action, reward, next_observation, terminated)
-        self.seconds["act"] += acted - began
-        self.seconds["env"] += stepped - acted
-        self.seconds["replay"] += time.perf_counter() - stepped
-        self.actions.append(action)
-        self.episode_return += float(reward)
-        self.env_steps += 1
-        self.observation = next_observation
-        if terminated or truncated:
-            self.returns.append(self.episode_return)
-            self.ends.append(self.env_steps)
-            if self.writer:
-                training.add_scalar(
-                    self.writer,
-                    f"{self.desc}/episode_return",
-                    self.episode_return,
-                    self.env_steps,
-                )
-            began = time.perf_counter()
-            self._start_episode()
-            self.seconds["env"] += time.perf_counter() - began
-
-    def sample(self, batch_size):
-        """Returns a uniformly drawn batch of transitions (timed as ``replay``)."""
-        began = time.perf_counter()
-        batch = self.replay.sample(self.rng, batch_size)
-        self.seconds["replay"] += time.perf_counter() - began
-        return batch
-
-    def state(self):
-        """Everything but the buffer's arrays, as JSON-able values."""
-        return {
-            "rng": self.rng.bit_generator.state,
-            "env_steps": self.env_steps,
-            "returns": self.returns,
-            "ends": self.ends,
-            "actions": self.actions,
-            "episode_return": self.episode_return,
-            "observation": self.observation.tolist(),
-            "position": self.replay.position,
-            "size": self.replay.size,
-            "seconds": self.seconds,
-        }
-
-    def restore(self, state):
-        """Restores :meth:`state`; rebuilds the environment by replaying the episode.
-
-        Raises:
-            ZooError: the replayed episode does not reach the saved observation
-                (the environment is not deterministic given its reset seed).
-        """
-        self.rng.bit_generator.state = state["rng"]
-        self.greedy_next = None  # recomputed by act(): same weights, same observation
-        self.env_steps, self.seconds = state["env_steps"], state["seconds"]
-        self.returns, self.ends = state["returns"], state["ends"]
-        self.replay.position, self.replay.size = state["position"], state["size"]
-        self._start_episode()
-        for action in state["actions"]:
-            self.observation, *_ = self.env.step(action)
-        self.actions, self.episode_return = state["actions"], state["episode_return"]
-        saved = np.asarray(state["observation"], self.observation.dtype)
-        if not np.array_equal(saved, self.observation):
-            raise ZooError(
-                f"{self.desc}: expected the replayed episode to reach the saved "
-                f"observation {saved.tolist()}, found {self.observation.tolist()}; this "
-                "environment is not deterministic given its reset seed, so it cannot "
-                "resume exactly: start a new run"
-            )
-
-
-class RolloutCheckpoint(SessionLoopCheckpoint):
-    """The session's variables plus the replay buffer's arrays in one checkpoint."""
-
-    def shapes(self):
-        arrays = self.batches.replay.arrays
-        return {
-            **super().shapes(),
-            **{REPLAY + k: list(a.shape) for k, a in arrays.items()},
-        }
-
-    def values(self):
-        arrays = self.batches.replay.arrays
-        return {**super().values(), **{REPLAY + k: a for k, a in arrays.items()}}
-
-    def assign(self, values):
-        super().assign(values)
-        for key, array in self.batches.replay.arrays.items():
-            array[...] = values[REPLAY + key]
 
 
 def variant_settings(variant, args):
@@ -426,6 +209,11 @@ def build(variant, args, seed):
         a batch then the one of the observation to act on after the step;
         ``probes`` holds a ``noop`` and the ``gradients``, for :func:`profile_step`.
     """
+    import tensorflow as tf
+
+    from zoo.models import dqn
+
+    v1 = tf.compat.v1
     n_observations, n_actions, _ = args.env_spec
     target_network, period, tau = variant_settings(variant, args)
     graph = tf.Graph()
@@ -447,7 +235,7 @@ def build(variant, args, seed):
             tau=tau,
             gamma=args.gamma,
             learning_rate=args.learning_rate,
-            hidden=tuple(args.hidden),
+            hidden=flags.integers(args.hidden),
             act_observations=placeholders[5],
         )
         probes = {
@@ -463,21 +251,14 @@ def build(variant, args, seed):
     return graph, placeholders, model, probes, init
 
 
-def session_config(args):
-    """A session config with ``--threads`` intra- and inter-op threads."""
-    return v1.ConfigProto(
-        intra_op_parallelism_threads=args.threads, inter_op_parallelism_threads=args.threads
-    )
-
-
-def run_seed(variant, seed, args, run, path, profile=False):
-    """Trains one variant with one seed.
+def run_seed(args, run, variant, seed, path, profile=False):
+    """Trains one variant with one seed (in this process or a worker's).
 
     Args:
-        variant: one of :data:`VARIANTS`.
-        seed: the run's seed (weights, exploration, replay draws, episode resets).
         args: the parsed flags.
         run: the :class:`experiments.harness.rundir.RunDir`.
+        variant: one of :data:`VARIANTS`.
+        seed: the run's seed (weights, exploration, replay draws, episode resets).
         path: the run's checkpoint file (from ``Checkpointer.next_path``).
         profile: time the parts of a training step afterwards.
 
@@ -485,14 +266,24 @@ def run_seed(variant, seed, args, run, path, profile=False):
         ``(result dict, step profile or None)``; the profile (:func:`profile_step`)
         when ``profile`` is set.
     """
+    import tensorflow as tf
+    from tqdm import tqdm
+
+    from zoo import training
+    from zoo.replay import Rollout, RolloutCheckpoint
+
     desc = f"{variant}-seed{seed}"
     print(f"Training {variant}, seed {seed}...")
     graph, placeholders, model, probes, init = build(variant, args, seed)
     with graph.as_default():
         writer = run.summary_writer(desc, graph=graph)
     graph.finalize()
-    rollout = Rollout(args, seed, desc, writer)
-    with v1.Session(graph=graph, config=session_config(args)) as session:
+    epsilon = (args.epsilon_start, args.epsilon_end, args.epsilon_decay)
+    rollout = Rollout(args.env, seed, args.buffer_size, epsilon, desc, writer)
+    config = tf.compat.v1.ConfigProto(
+        intra_op_parallelism_threads=args.threads, inter_op_parallelism_threads=args.threads
+    )
+    with tf.compat.v1.Session(graph=graph, config=config) as session:
         session.run(init)
         session.run(model.start_op)
         greedy = session.make_callable(model.greedy_action, placeholders[:1])
@@ -504,7 +295,7 @@ def run_seed(variant, seed, args, run, path, profile=False):
             return greedy(observation[None])[0]
 
         def run_step(_count, with_loss):  # one update a call (steps_per_run=1)
-            _stop_if_asked()
+            processes.stop_if_asked()
             warm_up = max(args.learning_starts - rollout.env_steps, 0)
             for _ in range(warm_up + args.train_every):
                 rollout.step(act)
@@ -525,13 +316,7 @@ def run_seed(variant, seed, args, run, path, profile=False):
             return [loss], {name: [value] for name, value in metrics.items()}
 
         checkpoints = RolloutCheckpoint(
-            run.checkpointer,
-            path,
-            session,
-            rollout,
-            desc,
-            args.steps,
-            args.batch_size,
+            run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
         )
         log_every = flags.log_period(args.steps)
         logged, updates_per_second = training.run_steps(
@@ -547,16 +332,15 @@ def run_seed(variant, seed, args, run, path, profile=False):
             writer=writer,
         )
         if profile:
-            batch_placeholders = placeholders[:5]
             profile = profile_step(
-                session, model, batch_placeholders, probes, rollout.replay, args
+                session, model, placeholders[:5], probes, rollout.replay, args
             )
     writer.close()
-    rollout.env.close()
+    rollout.close()
     wall = args.steps / updates_per_second
     return {
         "seed": seed,
-        **summarize_returns(rollout.returns, rollout.ends, args.env_spec[2]),
+        **summarize_returns(rollout.returns, rollout.ends, args.env_spec.reward_threshold),
         "episode_returns": rollout.returns,
         "episode_end_steps": rollout.ends,
         "env_steps": rollout.env_steps,
@@ -702,12 +486,7 @@ def curve(run, grid):
 def plot(results, threshold, env_id):
     """Returns a figure: mean over seeds of the 100-episode mean return vs env steps,
     with a band from the lowest to the highest seed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(8, 4.5))
+    figure, axes = figures.pyplot().subplots(figsize=(8, 4.5))
     for variant, result in results.items():
         runs = result["runs"]
         grid = np.linspace(0, max(r["env_steps"] for r in runs), 400)
@@ -727,105 +506,6 @@ def plot(results, threshold, env_id):
     return figure
 
 
-def machine():
-    """What ran the experiment: host, CPUs, load, library versions."""
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_average_at_end": list(os.getloadavg()),
-        "python": sys.version.split()[0],
-        "tensorflow": tf.__version__,
-        "gymnasium": gymnasium.__version__,
-        "numpy": np.__version__,
-    }
-
-
-SETTINGS = (
-    "env", "variant", "seed", "seeds", "steps", "batch_size", "learning_rate", "gamma",
-    "buffer_size", "learning_starts", "train_every", "epsilon_start", "epsilon_end",
-    "epsilon_decay", "target_period", "tau", "hidden",
-)  # fmt: skip
-"""The flags that shape the numbers (checked again on --resume)."""
-
-
-_STOP = None
-"""In a worker process: the shared signal number the parent received (0: none)."""
-
-
-def _stop_if_asked():
-    """In a worker, re-raises once the signal the parent received: the loop then
-    checkpoints and stops as it does on a signal of its own."""
-    global _STOP
-    if _STOP is not None and _STOP.value:
-        signum, _STOP = _STOP.value, None
-        signal.raise_signal(signum)
-
-
-def _start_worker(stop):
-    global _STOP
-    os.setpgrp()  # a Ctrl-C reaches the parent alone, which passes it on once
-    _STOP = stop
-
-
-def _work(task, args, run):
-    """Runs one task in a worker; returns ``("done", outcome)``, or how it stopped.
-
-    Zoo errors come back as text: their extra constructor arguments do not
-    survive pickling.
-    """
-    if _STOP is not None and _STOP.value:
-        return "skipped", None
-    try:
-        return "done", run_seed(task[0], task[1], args, run, *task[2:])
-    except training.RunInterrupted as err:
-        return "interrupted", (str(err), err.signum)
-    except ZooError as err:
-        return "error", str(err)
-
-
-def run_in_processes(tasks, args, run):
-    """Runs the tasks in ``--jobs`` worker processes; returns their outcomes in order.
-
-    SIGINT/SIGTERM to this process is passed on: each worker checkpoints its run
-    at the end of the current update and stops, workers not started yet skip
-    theirs, and :class:`RunInterrupted` names the resume command.
-
-    Raises:
-        RunInterrupted: a signal stopped the run.
-        ZooError: a worker failed with a zoo error (its message).
-    """
-    context = multiprocessing.get_context("spawn")
-    stop = context.Value("i", 0)
-
-    def forward(signum, frame):
-        if not stop.value:
-            stop.value = signum
-
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with context.Pool(args.jobs, _start_worker, (stop,), maxtasksperchild=1) as pool:
-            pending = [pool.apply_async(_work, (task, args, run)) for task in tasks]
-            outcomes = [result.get() for result in pending]
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    for kind, value in outcomes:
-        if kind == "error":
-            raise ZooError(value)
-    if stop.value:
-        stopped = [value[0] for kind, value in outcomes if kind == "interrupted"]
-        raise training.RunInterrupted(
-            f"dqn: interrupted by {signal.Signals(stop.value).name}; "
-            f"{len(stopped)} runs checkpointed mid-way, "
-            f"{sum(kind == 'skipped' for kind, _ in outcomes)} not started; resume with: "
-            f"{run.checkpointer.command}",
-            stop.value,
-            run.checkpointer.command,
-        )
-    return [value for _, value in outcomes]
-
-
 def main(argv=None):
     """Runs the experiment; see ``--help``.
 
@@ -835,9 +515,10 @@ def main(argv=None):
         RunInterrupted: SIGINT/SIGTERM; checkpoints were written.
     """
     args = parse(argv)
+    import gymnasium  # after the flags: --help answers without it
+
     run = rundir.run_dir(args, "dqn")
-    settings = {name: getattr(args, name) for name in SETTINGS}
-    threshold = args.env_spec[2]
+    threshold = args.env_spec.reward_threshold
     variants = flags.chosen_variants(args, VARIANTS)
     tasks = [
         (
@@ -850,44 +531,38 @@ def main(argv=None):
         for seed in range(args.seed, args.seed + args.seeds)
     ]
     began = time.perf_counter()
-    if args.jobs == 1:
-        outcomes = [
-            run_seed(variant, seed, args, run, *rest) for variant, seed, *rest in tasks
-        ]
-    else:
-        outcomes = run_in_processes(tasks, args, run)
+    outcomes = processes.run_in_processes(
+        functools.partial(run_seed, args, run), tasks, args.jobs, "dqn", run.command
+    )
     results = {}
     for variant in variants:
         done = [
             out for task, out in zip(tasks, outcomes, strict=True) if task[0] == variant
         ]
         runs = [result for result, _ in done]
+        sync = ("target_network", "period", "tau")
         results[variant] = {
-            "sync": dict(
-                zip(
-                    ("target_network", "period", "tau"),
-                    variant_settings(variant, args),
-                    strict=True,
-                )
-            ),
+            "sync": dict(zip(sync, variant_settings(variant, args), strict=True)),
             "summary": summarize_variant(runs),
             "step_profile_ms": next((p for _, p in done if p), None),
             "runs": runs,
         }
         print(f"{variant}: {_describe(results[variant]['summary'])}")
-    summary = {
-        "experiment": "dqn",
-        "env": args.env,
-        "reward_threshold": threshold,
-        "window": WINDOW,
-        "settings": settings,
-        "command": shlex.join(["python", "-m", "experiments.dqn", *args.argv]),
-        "wall_time_s": time.perf_counter() - began,
-        "jobs": args.jobs,
-        "machine": machine(),
-        "variants": results,
-    }
-    run.write_json("results.json", summary)
+    settings = {name: getattr(args, name) for name in SETTINGS}
+    run.write_results(
+        {
+            "experiment": "dqn",
+            "env": args.env,
+            "gymnasium": gymnasium.__version__,
+            "reward_threshold": threshold,
+            "window": WINDOW,
+            "settings": {**settings, "hidden": list(flags.integers(args.hidden))},
+            "command": record.command(args.argv),
+            "wall_time_s": time.perf_counter() - began,
+            "jobs": args.jobs,
+            "variants": results,
+        }
+    )
     run.save_figure("returns.png", plot(results, threshold, args.env))
     print(f"results in {run.path}")
     return 0

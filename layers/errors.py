@@ -43,6 +43,11 @@ class EagerError(ZooError):
     """Graph-style code ran eagerly, where it would silently duplicate variables."""
 
 
+class EnvError(ZooError):
+    """A reinforcement-learning environment is unknown, cannot be made, has spaces the
+    agent cannot use, or does not replay an episode the same way from its reset seed."""
+
+
 class RunInterrupted(ZooError):
     """SIGINT or SIGTERM stopped training after a checkpoint was written.
 

@@ -1,36 +1,24 @@
-"""The DQN experiment: replay buffer, episode statistics, bad flags, a quick run, resume."""
+"""The DQN experiment: episode statistics, bad flags (before TensorFlow), a quick run,
+resume. The replay buffer and rollout are tested in tests/zoo/test_replay.py."""
 
 import json
 import os
 import re
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from experiments import autoencoder, dqn
-from experiments.harness import flags, rundir
+from experiments.harness import flags, record, rundir
+from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
-from zoo import training
+from zoo import replay, training
 
-SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16", "16"]
-
-
-def test_replay_buffer_is_a_ring():
-    replay = dqn.ReplayBuffer(3, 2)
-    for i in range(5):
-        replay.add([i, -i], i % 2, float(i), [i + 1, 0], i == 4)
-    assert (replay.position, replay.size) == (2, 3)
-    assert replay.arrays["rewards"].tolist() == [3.0, 4.0, 2.0]  # 0 and 1 overwritten
-    assert replay.arrays["observations"][1].tolist() == [4.0, -4.0]
-    assert replay.arrays["terminated"].tolist() == [0.0, 1.0, 0.0]
-    observations, actions, rewards, next_observations, terminated = replay.sample(
-        np.random.default_rng(0), 50
-    )
-    assert set(rewards.tolist()) == {2.0, 3.0, 4.0}
-    assert (next_observations[:, 0] == observations[:, 0] + 1).all()
-    assert (actions == rewards.astype(int) % 2).all()
+SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16"]
 
 
 def test_returns_summary_counts_from_the_hundredth_episode():
@@ -54,11 +42,6 @@ def test_curve_is_the_running_mean_at_each_step():
     assert values[1:].tolist() == [10.0, 10.0, 15.0, 35.0 / 3]
 
 
-def test_episode_seeds_differ_and_repeat():
-    assert dqn.episode_seed(0, 3) == dqn.episode_seed(0, 3)
-    assert len({dqn.episode_seed(s, e) for s in range(3) for e in range(3)}) == 9
-
-
 @pytest.mark.parametrize(
     "flags, message",
     [
@@ -67,11 +50,14 @@ def test_episode_seeds_differ_and_repeat():
         (["--target-period", "0"], "--target-period: expected a positive integer, found 0"),
         (["--env", "CartPol-v1"], "--env: expected a gymnasium environment id, found "
          "'CartPol-v1' \\(not registered\\); did you mean CartPole-v1"),
-        (["--env", "Pendulum-v1"], "--env Pendulum-v1: expected flat Box observations and "
-         "Discrete actions"),
+        (["--env", "Pendulum-v1"], "--env: expected flat Box observations and Discrete "
+         "actions"),
         (["--seeds", "0"], "--seeds: expected a positive integer, found 0"),
-        (["--epsilon-end", "2"], r"--epsilon-end: expected a probability in \[0, 1\]"),
+        (["--epsilon-end", "2"], r"--epsilon-end: expected a finite number >= 0, found 2"),
         (["--gamma", "-0.1"], r"--gamma: expected a finite number >= 0, found -0.1"),
+        (["--hidden", "16,0"], r"--hidden: expected comma-separated integers >= 1, found "
+         "'16,0'"),
+        (["--learning-starts", "-1"], r"--learning-starts: expected a count >= 0"),
     ],
 )  # fmt: skip
 def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
@@ -81,17 +67,33 @@ def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, m
     assert not out.exists()
 
 
-def test_an_environment_that_cannot_be_made_is_refused(monkeypatch):
-    def make(env_id):
-        raise dqn.gymnasium.error.DependencyNotInstalled("box2d is not installed")
+def answer_without_tensorflow(*argv):
+    """Runs ``python -m experiments.dqn ARGV``; returns its output and whether it had
+    imported TensorFlow (or gymnasium) by the time it exited."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['dqn', *{list(argv)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('experiments.dqn', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    print('imported:', 'tensorflow' in sys.modules, 'gymnasium' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return done.stdout + done.stderr
 
-    monkeypatch.setattr(dqn.gymnasium, "make", make)
-    with pytest.raises(
-        dqn.ZooError,
-        match="--env CartPole-v1: expected an environment "
-        "gymnasium can make, found DependencyNotInstalled: box2d",
-    ):
-        dqn.check_env("CartPole-v1")
+
+def test_help_and_flag_errors_answer_before_tensorflow_starts():
+    out = answer_without_tensorflow("--help")
+    assert "--hidden HIDDEN" in out and "comma-separated" in out
+    assert "imported: False False" in out  # not even gymnasium
+    out = answer_without_tensorflow("--tau", "2")
+    assert "error: --tau: expected a finite number > 0, found 2.0" in out
+    assert "imported: False" in out
+    out = answer_without_tensorflow("--env", "CartPol-v1")  # checked with gymnasium
+    assert "error: --env: expected a gymnasium environment id" in out
+    assert "imported: False True" in out
 
 
 def test_resume_of_another_experiment_is_refused(tmp_path):
@@ -99,7 +101,7 @@ def test_resume_of_another_experiment_is_refused(tmp_path):
     args = flags.parse_args(autoencoder.build_parser(), ["--out", other])
     rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
     with pytest.raises(
-        dqn.ZooError,
+        ZooError,
         match=r"expected a run of experiments.dqn, found a run of experiments.autoencoder",
     ):
         dqn.main(["--quick", "--resume", other])
@@ -110,7 +112,7 @@ def test_resume_with_other_flags_is_refused(tmp_path):
     out = str(tmp_path / "run")
     rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
     with pytest.raises(
-        dqn.ZooError, match=r"expected --tau 0.02 as the run was started with \(run.json\)"
+        ZooError, match=r"expected --tau 0.02 as the run was started with \(run.json\)"
     ):
         dqn.main(["--resume", out, "--tau", "0.01"])
     assert sorted(os.listdir(out)) == [".lock", "run.json"]
@@ -124,6 +126,9 @@ def test_quick_run_writes_every_output(tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["experiment"] == "dqn" and results["env"] == "CartPole-v1"
     assert results["reward_threshold"] == 475
+    assert results["machine"].keys() == record.machine().keys()  # the one machine()
+    assert results["flags"]["hidden"] == "16,16"  # as given, in run.json too
+    assert results["settings"]["hidden"] == [16, 16]
     assert set(results["variants"]) == {"none", "hard", "polyak"}
     assert results["variants"]["hard"]["sync"] == {
         "target_network": True, "period": 200, "tau": 1.0
@@ -154,7 +159,7 @@ def test_quick_run_writes_every_output(tmp_path):
 
 def interrupt_at_update(monkeypatch, call):
     """Sends SIGINT to this process when update number ``call`` (from 0) samples."""
-    real, calls = dqn.Rollout.sample, []
+    real, calls = replay.Rollout.sample, []
 
     def sample(self, batch_size):
         calls.append(1)
@@ -162,7 +167,7 @@ def interrupt_at_update(monkeypatch, call):
             signal.raise_signal(signal.SIGINT)
         return real(self, batch_size)
 
-    monkeypatch.setattr(dqn.Rollout, "sample", sample)
+    monkeypatch.setattr(replay.Rollout, "sample", sample)
 
 
 def final_state(out, name):
@@ -202,7 +207,7 @@ def test_resume_equals_an_uninterrupted_run_in_processes(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_nan_loss_stops_the_run_and_keeps_the_last_checkpoint(tmp_path, monkeypatch):
-    real = dqn.Rollout.sample
+    real = replay.Rollout.sample
 
     def sample(self, batch_size):
         batch = real(self, batch_size)
@@ -210,7 +215,7 @@ def test_nan_loss_stops_the_run_and_keeps_the_last_checkpoint(tmp_path, monkeypa
             batch[2] = np.full_like(batch[2], np.nan)  # rewards
         return batch
 
-    monkeypatch.setattr(dqn.Rollout, "sample", sample)
+    monkeypatch.setattr(replay.Rollout, "sample", sample)
     out = tmp_path / "run"
     flags = [
         "--variant",

@@ -31,11 +31,12 @@ HOSTILE = {
     "new file": ["", "{tmp}", "{tmp}/absent/x.json"],
 }
 # Flags that must also refuse 0: every numeric flag but those that say 0 means
-# something (a seed, "none", "TF's default", "skip").
+# something (a seed, "none", "TF's default", "skip", "always greedy").
 ZERO = "0"
 ZERO_MEANS_SOMETHING = {
     "seed", "validation", "warmup", "inter_op", "intra_op", "task_index",
     "max_restarts", "ps_steps", "tolerance", "gamma", "profile_calls", "learning_starts",
+    "epsilon_start", "epsilon_end",
 }  # fmt: skip
 
 
