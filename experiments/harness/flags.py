@@ -101,8 +101,8 @@ def int_list(minimum=1):
     """Returns a check: comma-separated integers >= ``minimum``, like ``625,625``."""
 
     def check(value):
-        try:
-            numbers = [int(item) for item in value.split(",")]
+        try:  # an int: one item of a list that a run.json of an older version holds
+            numbers = [int(item) for item in str(value).split(",")]
         except ValueError:
             numbers = []
         if numbers and minimum <= min(numbers) and max(numbers) <= MAX_INT:
@@ -116,8 +116,12 @@ def int_list(minimum=1):
 
 
 def integers(value):
-    """Returns the integers of a comma-separated flag checked by :func:`int_list`."""
-    return tuple(int(item) for item in value.split(","))
+    """Returns the integers of a comma-separated flag checked by :func:`int_list`.
+
+    A list (the flag as a run.json of an older version recorded it) is taken as is.
+    """
+    items = value if isinstance(value, list | tuple) else value.split(",")
+    return tuple(int(item) for item in items)
 
 
 def text(value):

@@ -4,8 +4,9 @@ Each task runs ``function(*task)`` in a spawned worker of its own; the workers
 leave the terminal's process group, so a Ctrl-C reaches this process alone,
 which passes it on: each running task stops as on a signal of its own (its
 training loop checkpoints and raises RunInterrupted) the next time it calls
-:func:`stop_if_asked`, and tasks not started yet are skipped. Nothing here
-imports TensorFlow.
+:func:`stop_if_asked`, and tasks not started yet are skipped. Importing this
+module imports no TensorFlow; each worker starts it as the parent did
+(:mod:`experiments.harness.startup`).
 
 Usage::
 
@@ -23,6 +24,7 @@ import multiprocessing
 import os
 import signal
 
+from experiments.harness import startup
 from layers.errors import RunInterrupted, ZooError
 
 _STOP = None
@@ -45,6 +47,7 @@ def _start_worker(stop):
     global _STOP
     os.setpgrp()  # a Ctrl-C reaches the parent alone, which passes it on once
     _STOP = stop
+    startup.import_tensorflow()  # as quietly as the parent did
 
 
 def _work(function, task):

@@ -8,6 +8,7 @@ the import's stderr (any other line, an error or a Python warning, is kept) and
 sets TensorFlow's Python logger to ERROR (its deprecation notices of the
 ``tf.compat.v1`` API the zoo is about).
 A ``TF_CPP_MIN_LOG_LEVEL`` the user set wins: TensorFlow is then imported as is.
+Worker processes (:mod:`experiments.harness.processes`) inherit the choice.
 """
 
 import os
@@ -17,6 +18,7 @@ import tempfile
 
 # "I0000 00:00:1795546832.903587    3377 port.cc:153] ..." and friends (INFO, WARNING).
 _LOG_LINE = re.compile(r"[IW]\d{4} [\d:. ]+\d+ [\w./-]+:\d+\] ")
+_CHOSEN_HERE = "SCOPE_ZOO_TF_LOG_LEVEL_CHOSEN"  # the level is ours, not the user's
 _STARTUP_LINES = (
     "WARNING: All log messages before absl::InitializeLog() is called",
     "To enable the following instructions:",
@@ -29,11 +31,13 @@ def import_tensorflow():
     Returns:
         The ``tensorflow`` module.
     """
-    if "tensorflow" in sys.modules or "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+    users_level = "TF_CPP_MIN_LOG_LEVEL" in os.environ and _CHOSEN_HERE not in os.environ
+    if "tensorflow" in sys.modules or users_level:
         import tensorflow
 
         return tensorflow
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    os.environ[_CHOSEN_HERE] = "1"
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:

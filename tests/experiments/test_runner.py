@@ -655,3 +655,8 @@ def test_sigterm_kill_and_resume_subprocess(toy, tmp_path):
 
 def runner_root():
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_a_list_an_older_run_json_recorded_reads_as_the_comma_separated_flag():
+    assert flags.int_list()(128) is None and flags.int_list()(0) is not None
+    assert flags.integers([128, 64]) == flags.integers("128,64") == (128, 64)
