@@ -15,6 +15,10 @@ from layers import Decoder, Encoder
 from zoo.models.losses import sigmoid_cross_entropy_mean
 from zoo.models.scoping import builder_scope, input_width
 
+# The seed's (003) Adagrad learning rate for this autoencoder, read by every script
+# that trains it as the seed did (experiments.autoencoder, experiments.eager_autoencoder).
+LEARNING_RATE = 0.1
+
 
 @dataclasses.dataclass(frozen=True)
 class Autoencoder:
