@@ -58,11 +58,21 @@ class _Parser(argparse.ArgumentParser):
     """
 
     experiment = None
+    checks = ()
 
     def add_argument(self, *args, check=None, may_differ_on_resume=False, **kwargs):
         action = super().add_argument(*args, **kwargs)
         action.check, action.may_differ_on_resume = check, may_differ_on_resume
         return action
+
+    def add_check(self, check):
+        """Adds ``check(args)``, which raises ZooError on flags that conflict.
+
+        For what one flag's ``check=`` cannot see (``--evals`` above ``--steps``):
+        :func:`parse_args` runs it after every flag's own check and ``--quick``,
+        before TensorFlow starts.
+        """
+        self.checks = (*self.checks, check)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}; see --help\n")
@@ -309,8 +319,9 @@ def parse_args(p, argv=None):
         resume command); ``experiment`` the experiment's module.
 
     Raises:
-        ZooError: a flag out of range, empty, of the wrong kind, or in conflict
-            with the resumed run; DataError for missing, corrupt or other data.
+        ZooError: a flag out of range, empty, of the wrong kind, in conflict
+            with another (the parser's ``add_check``) or with the resumed run;
+            DataError for missing, corrupt or other data.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
@@ -327,6 +338,8 @@ def parse_args(p, argv=None):
     _check_flags(p, args)
     if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
         args.steps = min(args.steps, args.quick_steps)
+    for check in p.checks:
+        check(args)
     if hasattr(args, "data_dir"):
         args.data = identify(args.dataset, args.data_dir)
         if args.dataset is None and args.data.name in DATASETS:
