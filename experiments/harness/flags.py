@@ -40,10 +40,12 @@ MAX_STEPS_PER_RUN = 256
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """States a flag's default once: not when it is None or the help already says it."""
+    """States a flag's default once: not when it is None, the False of a switch
+    (``--quick``: off unless given) or the help already says it."""
 
     def _get_help_string(self, action):
-        if action.default is None or "default" in (action.help or ""):
+        switch = isinstance(action, argparse._StoreTrueAction)
+        if action.default is None or switch or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
