@@ -199,11 +199,12 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True, data
             read no dataset, such as reinforcement learning).
     """
     p = bare_parser(description, _caller_module())
+    extends = " (a larger value extends a resumed run)" if resumable else ""
     p.add_argument(
         "--steps",
         type=int,
         default=steps,
-        help="training steps per network (a larger value extends a resumed run)",
+        help=f"training steps per network{extends}",
         may_differ_on_resume=True,
     )
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
