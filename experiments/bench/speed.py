@@ -254,12 +254,13 @@ def build_parser():
         help="untimed steps per contender (--quick: 2)",
         check=flags.integer(0),
     )
-    p.add_argument(
-        "--inter-op", type=int, default=0, help="session inter-op threads (0: TF default)"
-    )
-    p.add_argument(
-        "--intra-op", type=int, default=0, help="session intra-op threads (0: TF default)"
-    )
+    for kind in ("inter", "intra"):
+        p.add_argument(
+            f"--{kind}-op",
+            type=int,
+            default=0,
+            help=f"session {kind}-op threads; 0, the default, lets TensorFlow choose",
+        )
     p.add_argument(
         "--json",
         default=None,

@@ -192,7 +192,8 @@ def build_parser():
         "--json",
         default=None,
         check=flags.new_file,
-        help="output file (default runs/bench_state/<timestamp>/results.json)",
+        help="output file (default: results.json in a new run directory, "
+        "runs/bench_state/<timestamp>-<random>)",
     )
     p.add_argument("--repeats", type=int, default=20, help="timed runs per method")
     p.add_argument(
