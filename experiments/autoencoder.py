@@ -20,7 +20,6 @@ from experiments.harness import figures, flags, rundir
 from zoo.data import N_PIXELS
 
 VARIANTS = ("untied", "tied")
-LEARNING_RATE = 0.1
 SCOPE = "autoencoder"
 N_SHOWN = 10
 SEED_REFERENCE = {
@@ -72,6 +71,7 @@ def run_variant(variant, args, data, run):
 
     from experiments.harness.train import train_variant
     from zoo.models import autoencoder
+    from zoo.models.autoencoder import LEARNING_RATE
 
     tied = variant == "tied"
     result, shown = train_variant(

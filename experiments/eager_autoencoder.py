@@ -29,16 +29,9 @@ resumes, and stop at once on a NaN or Inf loss (see docs/reliability.md);
 
 import os
 
-import keras
-import matplotlib
-import tensorflow as tf
-
-from experiments.autoencoder import LEARNING_RATE, N_PIXELS
-from experiments.harness import flags, rundir
+from experiments.harness import figures, flags, rundir
 from layers.errors import ZooError
-from zoo import training
-from zoo.models import autoencoder
-from zoo.share import restore_by_name, save_by_name, share
+from zoo.data import N_PIXELS
 
 SCOPE = "autoencoder"
 EAGER_CHECKPOINT = "eager.npz"
@@ -72,56 +65,61 @@ def initial_weights(args, data, run):
     Returns:
         ``(model, checkpoint prefix)``: the ``zoo.share`` callable and the path.
     """
+    import tensorflow as tf
+
+    from zoo.models import autoencoder
+    from zoo.share import save_by_name, share
+
     tf.random.set_seed(args.seed)
     model = share(autoencoder, SCOPE, tied=True)
     model(tf.constant(data.test.images[:1]))
     return model, save_by_name(model.variables, run.file("initial.ckpt"))
 
 
-class EagerCheckpoint(training.LoopCheckpoint):
-    """The eager loop's checkpoint ``<run>/checkpoints/eager.npz``, in the runner's format.
+def eager_checkpoint(checkpointer, variables, batches, steps, batch_size):
+    """Returns the eager loop's checkpoint ``<run>/checkpoints/eager.npz``.
 
-    It holds every variable given (the model's weights, the optimizer's
-    accumulators, iteration count and learning rate) by name, and the step, the
-    batch iterator position, the RNG states and the losses logged; saved
-    atomically (see :class:`training.LoopCheckpoint`).
+    A :class:`zoo.checkpoints.LoopCheckpoint` in the runner's format (the class is
+    made here, where TensorFlow may be imported): it holds every variable given
+    (the model's weights, the optimizer's accumulators, iteration count and
+    learning rate) by name, and the step, the batch iterator position, the RNG
+    states and the losses logged; saved atomically. A resumed run must have it.
 
     Args:
-        checkpointer: the run's :class:`training.Checkpointer`.
+        checkpointer: the run's :class:`zoo.checkpoints.Checkpointer`.
         variables: the eager variables (``tf.Variable`` or ``keras.Variable``).
         batches: the training :class:`zoo.data.DataSet`.
         steps: the loop's length.
         batch_size: examples per step.
     """
+    from zoo.checkpoints import LoopCheckpoint
 
-    def __init__(self, checkpointer, variables, batches, steps, batch_size):
-        path = os.path.join(checkpointer.root, EAGER_CHECKPOINT)
-        super().__init__(checkpointer, path, batches, "eager", steps, batch_size)
-        self.variables = {_checkpoint_name(v): v for v in variables}
+    class EagerCheckpoint(LoopCheckpoint):
+        def shapes(self):
+            return {name: list(v.shape) for name, v in self.variables.items()}
 
-    def shapes(self):
-        return {name: list(v.shape) for name, v in self.variables.items()}
+        def values(self):
+            return {name: v.numpy() for name, v in self.variables.items()}
 
-    def values(self):
-        return {name: v.numpy() for name, v in self.variables.items()}
+        def assign(self, values):
+            for name, variable in self.variables.items():
+                variable.assign(values[name])
 
-    def assign(self, values):
-        for name, variable in self.variables.items():
-            variable.assign(values[name])
+        def restore(self):
+            """As the base's; raises ZooError when resuming a run without the file."""
+            if self.owner.resume and not os.path.exists(self.path):
+                raise ZooError(
+                    f"{self.owner.directory}: expected a run of "
+                    f"experiments.eager_autoencoder with {self.path}, found none; resume "
+                    "the directory that experiment wrote to, or start afresh with "
+                    "--overwrite"
+                )
+            return super().restore()
 
-    def restore(self):
-        """As :meth:`training.LoopCheckpoint.restore`; a resumed run must have the file.
-
-        Raises:
-            ZooError: resuming a directory without this checkpoint, or as the base.
-        """
-        if self.owner.resume and not os.path.exists(self.path):
-            raise ZooError(
-                f"{self.owner.directory}: expected a run of "
-                f"experiments.eager_autoencoder with {self.path}, found none; resume "
-                "the directory that experiment wrote to, or start afresh with --overwrite"
-            )
-        return super().restore()
+    path = os.path.join(checkpointer.root, EAGER_CHECKPOINT)
+    checkpoint = EagerCheckpoint(checkpointer, path, batches, "eager", steps, batch_size)
+    checkpoint.variables = {_checkpoint_name(v): v for v in variables}
+    return checkpoint
 
 
 def _checkpoint_name(variable):
@@ -139,6 +137,12 @@ def train_eager(model, args, data, checkpointer):
         NonFiniteLossError: the loss became NaN or Inf.
         ZooError: the checkpoint to resume from does not fit.
     """
+    import keras
+    import tensorflow as tf
+
+    from zoo import training
+    from zoo.models.autoencoder import LEARNING_RATE
+
     optimizer = keras.optimizers.Adagrad(
         LEARNING_RATE,
         initial_accumulator_value=INITIAL_ACCUMULATOR,
@@ -156,7 +160,7 @@ def train_eager(model, args, data, checkpointer):
         )
         return loss
 
-    checkpoint = EagerCheckpoint(
+    checkpoint = eager_checkpoint(
         checkpointer,
         model.variables + optimizer.variables,
         data.train,
@@ -185,6 +189,13 @@ def train_graph(initial, args, data, run):
 
     Checkpoints through :func:`training.train_loop` (loop ``graph``).
     """
+    import tensorflow as tf
+
+    from zoo import training
+    from zoo.models import autoencoder
+    from zoo.models.autoencoder import LEARNING_RATE
+    from zoo.share import restore_by_name
+
     graph = tf.Graph()
     with graph.as_default():
         x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
@@ -219,10 +230,7 @@ def train_graph(initial, args, data, run):
 
 def plot_losses(eager, graph):
     """Returns a figure of both training-loss curves."""
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = figures.pyplot().subplots(figsize=(6, 4))
     for label, result, style in (("eager", eager, "-"), ("graph", graph, "--")):
         steps, losses = zip(*result["losses"], strict=True)
         axes.plot(steps, losses, style, label=f"{label} (test {result['test_loss']:.4f})")
@@ -258,7 +266,7 @@ def main(argv=None):
         "batch_size": args.batch_size,
         "seed": args.seed,
     }
-    run.write_json("results.json", results)
+    run.write_results(results)
     run.write_csv(
         "losses.csv",
         [

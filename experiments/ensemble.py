@@ -25,24 +25,15 @@ Writes ``results.json``, ``accuracy.png`` and TensorBoard events under
 
 import time
 
-import tensorflow as tf
-from tqdm import tqdm
-
-from experiments.harness import flags, rundir
+from experiments.harness import figures, flags, rundir
 from layers.errors import ZooError
-from zoo import training
-from zoo.data import DataSet
-from zoo.models import mlp_classifier, model_average
+from zoo.data import N_CLASSES, N_PIXELS, DataSet
 
 CASES = ("shared", "independent")
 NETWORKS = ("mlp1", "mlp2")
-N_PIXELS = 784
-N_CLASSES = 10
-# One optimizer per network, as in the seed (see docs/experiments.md for the choice).
-OPTIMIZERS = {
-    "mlp1": ("Adam", tf.compat.v1.train.AdamOptimizer, 1e-3),
-    "mlp2": ("GradientDescent", tf.compat.v1.train.GradientDescentOptimizer, 1e-3),
-}
+# One optimizer per network, as in the seed (see docs/experiments.md for the choice):
+# the name of its tf.compat.v1.train class, without "Optimizer", and its learning rate.
+OPTIMIZERS = {"mlp1": ("Adam", 1e-3), "mlp2": ("GradientDescent", 1e-3)}
 SEED_REFERENCE = {
     "dataset": "mnist",
     "shared": {
@@ -138,6 +129,12 @@ def run_case(case, args, data, run):
     Returns:
         The case's result dict.
     """
+    import tensorflow as tf
+    from tqdm import tqdm
+
+    from zoo import training
+    from zoo.models import mlp_classifier, model_average
+
     start = time.perf_counter()
     shared = case == "shared"
     graph = tf.Graph()
@@ -152,7 +149,8 @@ def run_case(case, args, data, run):
         ]
         train_ops = []
         for name, net in zip(NETWORKS, nets, strict=True):
-            _, make_optimizer, learning_rate = OPTIMIZERS[name]
+            optimizer, learning_rate = OPTIMIZERS[name]
+            make_optimizer = getattr(tf.compat.v1.train, f"{optimizer}Optimizer")
             variables = tf.compat.v1.trainable_variables(scope=net.scope_name + "/")
             train_ops.append(
                 make_optimizer(learning_rate).minimize(net.loss, var_list=variables)
@@ -209,7 +207,7 @@ def run_case(case, args, data, run):
                 "test_accuracy": accuracy,
                 "log": log,
                 "optimizer": OPTIMIZERS[name][0],
-                "learning_rate": OPTIMIZERS[name][2],
+                "learning_rate": OPTIMIZERS[name][1],
                 "train_examples": halves[number - 1].num_examples,
                 "wall_time_s": time.perf_counter() - network_start,
                 "steps_per_second": steps_per_second,
@@ -234,11 +232,6 @@ def run_case(case, args, data, run):
 
 def plot_accuracies(results, dataset):
     """Returns a bar chart of the test accuracies: ours on ``dataset``, the seed's."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels, ours, seeds = [], [], []
     for case, result in results.items():
         for name in NETWORKS:
@@ -250,7 +243,7 @@ def plot_accuracies(results, dataset):
             ours.append(result["average_accuracy"])
             seeds.append(result["reference"]["average_accuracy"])
     positions = range(len(labels))
-    figure, axes = plt.subplots(figsize=(1.6 * len(labels) + 2, 4.5))
+    figure, axes = figures.pyplot().subplots(figsize=(1.6 * len(labels) + 2, 4.5))
     for offset, values, label in (
         (-0.2, ours, f"ours ({dataset})"),
         (0.2, seeds, f"seed ({SEED_REFERENCE['dataset']})"),
@@ -294,7 +287,7 @@ def main(argv=None):
         "seed": args.seed,
         "cases": results,
     }
-    run.write_json("results.json", summary)
+    run.write_results(summary)
     run.save_figure("accuracy.png", plot_accuracies(results, data.name))
     print(f"results in {run.path}")
     return 0

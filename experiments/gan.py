@@ -30,17 +30,10 @@ import itertools
 import time
 
 import numpy as np
-import tensorflow as tf
-from tqdm import tqdm
 
-from experiments.harness import flags, rundir
-from experiments.harness.record import machine
+from experiments.harness import figures, flags, rundir
 from layers.errors import ZooError
-from zoo import training
-from zoo.batches import GraphBatches
-from zoo.frechet import feature_statistics, frechet_distance
-from zoo.models import mlp_classifier
-from zoo.models.gan import gan_training, generator, resumable_noise
+from zoo.data import N_CLASSES, N_PIXELS
 
 VARIANTS = ("shared", "unshared")
 LEARNING_RATE = 2e-4
@@ -95,6 +88,7 @@ def build_parser():
         "--samples",
         type=int,
         default=5000,
+        check=at_least_two,
         help="generated images per FCD evaluation (and real training images for the "
         "floor); quick runs use at most 1,000",
     )
@@ -105,43 +99,41 @@ def build_parser():
         help="training steps of the feature classifier (batch 128, Adam 1e-3); quick "
         "runs use at most 300",
     )
+    p.add_check(check_evals)
     return p
 
 
-def parse_args(argv):
-    """Parses and checks the flags; every check runs before any work.
+def at_least_two(samples):
+    """Check of ``--samples``: 2 or more, to estimate a covariance."""
+    if samples < 2:
+        return (
+            f"expected at least 2 samples to estimate a covariance, found {samples}; "
+            "pass 2 or more (thousands for a stable FCD)"
+        )
+    return flags.integer(2)(samples)
 
-    Raises:
-        ZooError: a shared flag out of range (see :func:`flags.parse_args`), a
-            non-positive --noise-dim, --hidden, --evals, --classifier-steps or
-            --learning-rate, more --evals than --steps, or fewer than 2 --samples.
-    """
-    args = flags.parse_args(build_parser(), argv)
-    if args.quick:
-        args.samples = min(args.samples, 1000)
-        args.classifier_steps = min(args.classifier_steps, 300)
-    for flag in ("noise_dim", "hidden", "evals", "classifier_steps"):
-        value = getattr(args, flag)
-        if value <= 0:
-            raise ZooError(
-                f"--{flag.replace('_', '-')}: expected a positive integer, found "
-                f"{value}; pass a value > 0"
-            )
+
+def check_evals(args):
+    """Raises ZooError when ``--evals`` asks for more evaluations than ``--steps``."""
     if args.evals > args.steps:
         raise ZooError(
             f"--evals: expected at most one evaluation per step (--steps {args.steps}), "
             f"found {args.evals}; pass fewer --evals or more --steps"
         )
-    if args.samples < 2:
-        raise ZooError(
-            f"--samples: expected at least 2 samples to estimate a covariance, found "
-            f"{args.samples}; pass 2 or more (thousands for a stable FCD)"
-        )
-    if not args.learning_rate > 0:
-        raise ZooError(
-            f"--learning-rate: expected a positive number, found {args.learning_rate}; "
-            f"pass e.g. {LEARNING_RATE}"
-        )
+
+
+def parse_args(argv):
+    """Parses and checks the flags (:func:`flags.parse_args`); ``--quick`` caps
+    ``--samples`` at 1,000 and ``--classifier-steps`` at 300.
+
+    Raises:
+        ZooError: a flag out of range (every number is checked, ``--samples``
+            needs 2 or more), or more ``--evals`` than ``--steps``.
+    """
+    args = flags.parse_args(build_parser(), argv)
+    if args.quick:
+        args.samples = min(args.samples, 1000)
+        args.classifier_steps = min(args.classifier_steps, 300)
     return args
 
 
@@ -163,8 +155,16 @@ class FeatureClassifier:
 
     def statistics(self, images):
         """Returns the :class:`zoo.frechet.FeatureStatistics` of images [n, 784]."""
+        from zoo.frechet import feature_statistics
+
         features = self._session.run(self._features, {self._images: images})
         return feature_statistics(features)
+
+    def distance(self, reference, images):
+        """Returns the FCD between ``reference`` statistics and images [n, 784]."""
+        from zoo.frechet import frechet_distance
+
+        return frechet_distance(reference, self.statistics(images))
 
     def close(self):
         self._session.close()
@@ -181,6 +181,12 @@ def train_feature_classifier(args, data, run):
     Returns:
         :class:`FeatureClassifier`.
     """
+    import tensorflow as tf
+
+    from zoo import training
+    from zoo.batches import GraphBatches
+    from zoo.models import mlp_classifier
+
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
@@ -192,8 +198,8 @@ def train_feature_classifier(args, data, run):
         train_op = tf.compat.v1.train.AdamOptimizer(CLASSIFIER_LEARNING_RATE).minimize(
             model.loss
         )
-        images = tf.compat.v1.placeholder(tf.float32, [None, 784], name="images")
-        labels = tf.compat.v1.placeholder(tf.float32, [None, 10], name="labels")
+        images = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="images")
+        labels = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="labels")
         evaluation = mlp_classifier(
             images, labels, scope=scope, reuse=True, hidden=CLASSIFIER_HIDDEN
         )
@@ -248,6 +254,13 @@ def run_variant(variant, args, data, run, classifier, real):
     Returns:
         ``(result dict, the first GRID_SIDE**2 final samples [n, 784])``.
     """
+    import tensorflow as tf
+    from tqdm import tqdm
+
+    from zoo import training
+    from zoo.batches import GraphBatches
+    from zoo.models.gan import gan_training, generator, resumable_noise
+
     start = time.perf_counter()
     graph = tf.Graph()
     hidden = (args.hidden,)
@@ -289,7 +302,7 @@ def run_variant(variant, args, data, run, classifier, real):
 
         def evaluate(step):
             samples = session.run(sampler.images, {z_eval: noise})
-            distance = frechet_distance(real, classifier.statistics(samples))
+            distance = classifier.distance(real, samples)
             fcd.append([step, distance])
             training.add_scalar(writer, f"{variant}/fcd", distance, step)
             tqdm.write(f"  {variant} step {step:6d}: FCD {distance:8.3f}")
@@ -342,12 +355,7 @@ def run_variant(variant, args, data, run, classifier, real):
 
 def plot_curves(results, floor):
     """Returns a figure: FCD against the step (left), both losses (right)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    figure, (left, right) = figures.pyplot().subplots(1, 2, figsize=(12, 4.5))
     for variant, result in results.items():
         steps, distances = zip(*result["fcd"], strict=True)
         left.plot(steps, distances, marker="o", label=variant)
@@ -376,18 +384,13 @@ def plot_curves(results, floor):
 
 def plot_samples(images, title):
     """Returns a figure of a GRID_SIDE x GRID_SIDE grid of images [n, 784]."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     side = int(np.sqrt(images.shape[1]))
     grid = np.ones((GRID_SIDE * (side + 1), GRID_SIDE * (side + 1)))
     for i, image in enumerate(images[: GRID_SIDE**2]):
         row, col = divmod(i, GRID_SIDE)
         top, left = row * (side + 1), col * (side + 1)
         grid[top : top + side, left : left + side] = image.reshape(side, side)
-    figure, axes = plt.subplots(figsize=(6, 6.3))
+    figure, axes = figures.pyplot().subplots(figsize=(6, 6.3))
     axes.imshow(grid, cmap="gray", vmin=0.0, vmax=1.0)
     axes.set_axis_off()
     axes.set_title(title)
@@ -407,9 +410,7 @@ def main(argv=None):
     classifier = train_feature_classifier(args, data, run)
     try:
         real = classifier.statistics(data.test.images)
-        floor = frechet_distance(
-            real, classifier.statistics(data.train.images[: args.samples])
-        )
+        floor = classifier.distance(real, data.train.images[: args.samples])
         print(f"FCD of {args.samples} real training images (the floor): {floor:.3f}")
         variants = flags.chosen_variants(args, VARIANTS)
         results, samples = {}, {}
@@ -425,7 +426,6 @@ def main(argv=None):
         "dataset": data.name,
         "data_source": data.source,
         "argv": args.argv,
-        "machine": machine(),
         "classifier": {
             "hidden": list(CLASSIFIER_HIDDEN),
             "steps": args.classifier_steps,
@@ -442,7 +442,7 @@ def main(argv=None):
         summary["shared_below_unshared"] = (
             results["shared"]["final_fcd"] < results["unshared"]["final_fcd"]
         )
-    run.write_json("results.json", summary)
+    run.write_results(summary)
     run.save_figure("fcd.png", plot_curves(results, floor))
     for variant, images in samples.items():
         title = f"{variant}: step {args.steps}, FCD {results[variant]['final_fcd']:.2f}"

@@ -36,21 +36,14 @@ import sys
 import time
 
 import numpy as np
-import tensorflow as tf
 
-from experiments.harness import flags, rundir
-from layers.errors import ZooError
-from zoo import checkpoints, distributed
-from zoo.checkpoints import RunInterrupted
-from zoo.files import write_json
-from zoo.loopback import PrivateNetwork
-from zoo.models.conv import conv_classifier
-from zoo.models.mlp import mlp_classifier
-from zoo.training import signals_caught
+from experiments.harness import classifiers, flags, rundir
+from layers.errors import RunInterrupted, ZooError
 
-v1 = tf.compat.v1
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-MODELS = ("mlp", "conv")
+# zoo.distributed.JOBS (not imported: it would start TensorFlow before the flags are
+# checked; tests/experiments/test_ps.py checks that they agree).
+JOBS = ("ps", "worker")
 STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
 PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
@@ -71,8 +64,15 @@ def build_parser():
         quick_steps=200,
     )
     p.add_argument("--workers", type=int, default=2, help="worker processes to launch")
-    p.add_argument("--model", choices=MODELS, default="mlp", help="network to train")
-    p.add_argument("--hidden", default="625,625", help="MLP hidden widths, comma separated")
+    p.add_argument(
+        "--model", choices=classifiers.MODELS, default="mlp", help="network to train"
+    )
+    p.add_argument(
+        "--hidden",
+        default="625,625",
+        check=flags.int_list(),
+        help="MLP hidden widths, comma separated",
+    )
     p.add_argument(
         "--learning-rate",
         type=float,
@@ -88,7 +88,7 @@ def build_parser():
     )
     p.add_argument(
         "--job-name",
-        choices=distributed.JOBS,
+        choices=JOBS,
         default=None,
         help="this task's job (with --cluster)",
     )
@@ -146,24 +146,36 @@ def build_parser():
         "parent_pid",
         "no_memory_check",
     )
+    p.add_check(check_cluster_flags)
     return p
 
 
 def main(argv=None):
     """Launches a local cluster, or runs one task of a given cluster."""
     args = flags.parse_args(build_parser(), argv)
-    if args.workers <= 0:
-        raise ZooError(
-            f"--workers: expected a positive integer, found {args.workers}; pass 1 or more"
-        )
-    hidden = parse_hidden(args.hidden)
     task = task_of(args)
     if task:
         cluster, job, index = task
-        return run_task(args, hidden, cluster, job, index)
-    if not args.no_memory_check:
-        check_memory(args.workers)
+        return run_task(args, flags.integers(args.hidden), cluster, job, index)
     return launch(args)
+
+
+def check_cluster_flags(args):
+    """Checks what one flag cannot: a task's --cluster and --job-name, the launcher's
+    --workers against the memory (unless --no-memory-check).
+
+    Raises:
+        ZooError: --cluster without --job-name or the reverse; more workers than
+            memory holds (:func:`check_memory`).
+    """
+    if bool(args.cluster) != bool(args.job_name):
+        raise ZooError(
+            "--cluster/--job-name: expected both or neither, found only one; pass "
+            "--cluster SPEC --job-name ps|worker --task-index I"
+        )
+    launcher = not args.cluster and not os.environ.get("TF_CONFIG")
+    if launcher and not args.no_memory_check:
+        check_memory(args.workers)
 
 
 def memory_available(meminfo="/proc/meminfo"):
@@ -201,27 +213,16 @@ def check_memory(workers, meminfo="/proc/meminfo"):
         )
 
 
-def parse_hidden(text):
-    """Returns the MLP hidden widths of ``--hidden`` ("625,625")."""
-    try:
-        widths = tuple(int(w) for w in text.split(","))
-    except ValueError:
-        widths = ()
-    if not widths or min(widths) <= 0:
-        raise ZooError(
-            f"--hidden: expected positive widths like 625,625, found {text!r}; fix it"
-        )
-    return widths
-
-
 def task_of(args):
-    """Returns ``(cluster, job, index)`` from --cluster/--job-name or TF_CONFIG, or None."""
-    if args.cluster or args.job_name:
-        if not (args.cluster and args.job_name):
-            raise ZooError(
-                "--cluster/--job-name: expected both or neither, found only one; pass "
-                "--cluster SPEC --job-name ps|worker --task-index I"
-            )
+    """Returns ``(cluster, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
+
+    Raises:
+        ZooError: a cluster spec (or TF_CONFIG) that cannot be read, or a task
+            outside it (:mod:`zoo.distributed`, which starts TensorFlow).
+    """
+    from zoo import distributed
+
+    if args.cluster:  # with --job-name (check_cluster_flags)
         cluster = distributed.parse_cluster(args.cluster)
         distributed.check_task(cluster, args.job_name, args.task_index)
         return cluster, args.job_name, args.task_index
@@ -235,6 +236,11 @@ def run_task(args, hidden, cluster, job, index):
         0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
         launcher then retries on other ports).
     """
+    import tensorflow as tf
+
+    from zoo import distributed
+
+    v1 = tf.compat.v1
     if args.parent_pid is not None:  # started by the launcher: end with it
         distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
@@ -258,7 +264,7 @@ def run_task(args, hidden, cluster, job, index):
     def build():
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
         y = v1.placeholder(tf.float32, [None, data.train.labels.shape[1]], name="y")
-        model = build_model(args, hidden, x, y, keep_prob=0.5)
+        model = classifiers.build(args.model, x, y, hidden, keep_prob=0.5)
         return model.loss, lambda: dict(
             zip((x, y), data.train.next_batch(args.batch_size), strict=True)
         )
@@ -282,24 +288,22 @@ def run_task(args, hidden, cluster, job, index):
     if index == 0:
         stats.update(evaluate(args, hidden, checkpoint_dir, data.test))
     os.makedirs(run.file("workers"), exist_ok=True)
-    write_json(run.file(os.path.join("workers", f"worker-{index}.json")), stats)
+    run.write_json(os.path.join("workers", f"worker-{index}.json"), stats)
     return 0
-
-
-def build_model(args, hidden, x, y, keep_prob=None):
-    """Builds ``--model`` on ``x``, ``y`` (the conv net with dropout while training)."""
-    if args.model == "conv":
-        return conv_classifier(x, y, scope="conv", keep_prob=keep_prob)
-    return mlp_classifier(x, y, scope="mlp", hidden=hidden)
 
 
 def evaluate(args, hidden, checkpoint_dir, test):
     """Restores the chief's last checkpoint in a local graph; returns test figures."""
+    import tensorflow as tf
+
+    from zoo import checkpoints
+
+    v1 = tf.compat.v1
     checkpoint, reader = checkpoints.open_tf_checkpoint(checkpoint_dir)
     with tf.Graph().as_default():
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
-        model = build_model(args, hidden, x, y)
+        model = classifiers.build(args.model, x, y, hidden)
         saver = v1.train.Saver(v1.trainable_variables())
         with v1.Session() as sess:
             saver.restore(sess, checkpoint)
@@ -389,6 +393,8 @@ class Cluster:
                 often, or ``--timeout`` passed; the message names the task's log.
             PortInUseError: a task's port was taken.
         """
+        from zoo.distributed import PortInUseError
+
         deadline = time.monotonic() + self.args.timeout
         workers = {f"worker-{i}": i for i in range(self.args.workers)}
         while workers and not caught:
@@ -396,7 +402,7 @@ class Cluster:
                 if code == PORT_IN_USE_EXIT:
                     job, index = name.split("-")
                     address = self.cluster.task_address(job, int(index))
-                    raise distributed.PortInUseError(job, int(index), address)
+                    raise PortInUseError(job, int(index), address)
             if self.processes["ps-0"].poll() is not None:
                 raise ZooError(self.failure("ps-0", "the ps exited"))
             for name, index in list(workers.items()):
@@ -450,6 +456,8 @@ def open_network(args):
     Raises:
         ZooError: no private network namespace can be made here.
     """
+    from zoo.loopback import PrivateNetwork
+
     if args.expose:
         print(
             "ps: the tasks listen on every network interface without authentication "
@@ -470,6 +478,8 @@ def open_network(args):
 
 def check_resume(args, checkpoint_dir):
     """Refuses ``--resume`` to ``--steps`` the last checkpoint has already reached."""
+    from zoo import checkpoints
+
     checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     step = 0
     if checkpoint:
@@ -494,6 +504,9 @@ def launch(args):
         RunInterrupted: SIGINT/SIGTERM stopped the run (after the chief's
             checkpoint); the message holds the command that resumes.
     """
+    from zoo import distributed
+    from zoo.training import signals_caught
+
     run = rundir.run_dir(args, "ps")
     args.out = run.path
     if args.resume:
@@ -529,6 +542,8 @@ def launch(args):
 
 def interrupted(run, signum):
     """Returns the :class:`RunInterrupted` of a launcher stopped by ``signum``."""
+    from zoo import checkpoints
+
     checkpoint = checkpoints.latest_tf_checkpoint(run.file("checkpoints"))
     command = run.checkpointer.command
     return RunInterrupted(
@@ -546,8 +561,7 @@ def write_results(args, run, children):
         with open(run.file(os.path.join("workers", f"worker-{index}.json"))) as f:
             stats.append(json.load(f))
     chief = stats[0]
-    run.write_json(
-        "results.json",
+    run.write_results(
         {
             "test_accuracy": chief["test_accuracy"],
             "workers": args.workers,

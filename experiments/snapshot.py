@@ -22,14 +22,10 @@ Usage::
 """
 
 import numpy as np
-import tensorflow as tf
 
-from experiments.harness import flags, rundir
-from zoo import training
-from zoo.models import mlp_classifier
-from zoo.state import copy_scope, frozen_copy
+from experiments.harness import figures, flags, rundir
+from zoo.data import N_CLASSES, N_PIXELS
 
-v1 = tf.compat.v1
 PROBE_SIZE = 256
 
 
@@ -48,6 +44,10 @@ def build_step(current, past, learning_rate):
         A dict of scalar tensors (``kl``, ``mean_abs_diff``, ``disagreement``)
         and the op that syncs and trains after they (and the loss) are computed.
     """
+    import tensorflow as tf
+
+    from zoo.state import copy_scope
+
     past_out = past.output
     log_current = tf.nn.log_softmax(current.logits)
     log_past = tf.nn.log_softmax(past_out.logits)
@@ -66,19 +66,14 @@ def build_step(current, past, learning_rate):
     with tf.control_dependencies([*metrics.values(), current.loss]):
         sync = copy_scope(current.scope_name, past.scope_name)
     with tf.control_dependencies([sync.op]):
-        train = v1.train.AdamOptimizer(learning_rate).minimize(current.loss)
+        train = tf.compat.v1.train.AdamOptimizer(learning_rate).minimize(current.loss)
     return metrics, train
 
 
 def plot(rows):
     """Returns a figure: KL(current || past) and argmax disagreement per step."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     steps = [row["step"] for row in rows]
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    figure, (top, bottom) = figures.pyplot().subplots(2, 1, figsize=(8, 6), sharex=True)
     top.semilogy(steps[1:], [row["kl"] for row in rows[1:]], lw=0.8)
     top.set_ylabel("KL(current || past)")
     top.set_title("Network B on the same batch: parameters of step t vs step t-1")
@@ -99,25 +94,45 @@ def build_parser():
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
     p.add_argument(
-        "--hidden", type=int, nargs="+", default=[625, 625], help="hidden layer widths"
+        "--hidden",
+        default="625,625",
+        check=flags.int_list(),
+        help="comma-separated widths of the hidden layers",
     )
     return p
 
 
-def main(argv=None):
-    """Runs the experiment; see ``--help``."""
-    args = flags.parse_args(build_parser(), argv)
-    run = rundir.run_dir(args, "snapshot")
-    data = flags.load_data(args, validation=0)
-    probe = data.test.images[:PROBE_SIZE]
+def train(args, hidden, data, run):
+    """Trains ``current`` with its ``past`` snapshot a step behind; see the module.
 
+    Args:
+        args: the parsed flags.
+        hidden: the hidden layers' widths.
+        data: the :class:`zoo.data.DataSets`.
+        run: the :class:`experiments.harness.rundir.RunDir` (its checkpointer).
+
+    Returns:
+        ``(logged, steps_per_second, lag, test_accuracy)``: the loop's log (step,
+        loss, metrics), its speed, the largest difference between the past
+        network's outputs after the last step and the current network's before it
+        (None when that step ran in an earlier, interrupted process) and the test
+        accuracy.
+    """
+    import tensorflow as tf
+
+    from zoo import training
+    from zoo.models import mlp_classifier
+    from zoo.state import frozen_copy
+
+    v1 = tf.compat.v1
+    probe = data.test.images[:PROBE_SIZE]
     with tf.Graph().as_default():
         v1.set_random_seed(args.seed)
-        x = v1.placeholder(tf.float32, [None, 784], name="x")
-        y = v1.placeholder(tf.float32, [None, 10], name="y")
+        x = v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
+        y = v1.placeholder(tf.float32, [None, N_CLASSES], name="y")
 
         def builder(scope):
-            return mlp_classifier(x, y, scope=scope, hidden=tuple(args.hidden))
+            return mlp_classifier(x, y, scope=scope, hidden=hidden)
 
         current = builder("current")
         past = frozen_copy(builder, "current", "past")
@@ -149,7 +164,17 @@ def main(argv=None):
             test_accuracy = sess.run(
                 current.accuracy, {x: data.test.images, y: data.test.labels}
             )
+    lag = float(np.abs(past_after - before_last["y_pred"]).max()) if before_last else None
+    return logged, steps_per_second, lag, test_accuracy
 
+
+def main(argv=None):
+    """Runs the experiment; see ``--help``."""
+    args = flags.parse_args(build_parser(), argv)
+    hidden = flags.integers(args.hidden)
+    run = rundir.run_dir(args, "snapshot")
+    data = flags.load_data(args, validation=0)
+    logged, steps_per_second, lag, test_accuracy = train(args, hidden, data, run)
     rows = [{"step": step, **values, "loss": loss} for step, loss, values in logged]
     kl = np.array([row["kl"] for row in rows])
     results = {
@@ -157,7 +182,7 @@ def main(argv=None):
         "source": data.source,
         "steps": args.steps,
         "batch_size": args.batch_size,
-        "hidden": args.hidden,
+        "hidden": list(hidden),
         "learning_rate": args.learning_rate,
         "seed": args.seed,
         "kl_first_step": kl[0],
@@ -165,19 +190,18 @@ def main(argv=None):
         "kl_last_step": kl[-1],
         "disagreement_mean": float(np.mean([row["disagreement"] for row in rows])),
         # None when the step before the last ran in an earlier, interrupted process
-        "past_lags_one_step_max_abs_diff": (
-            float(np.abs(past_after - before_last["y_pred"]).max()) if before_last else None
-        ),
+        "past_lags_one_step_max_abs_diff": lag,
         "test_accuracy": test_accuracy,
         "steps_per_second": steps_per_second,
     }
     run.write_csv("divergence.csv", rows)
     run.save_figure("divergence.png", plot(rows))
-    run.write_json("results.json", results)
+    run.write_results(results)
     print(
         f"results in {run.path}: KL mean {results['kl_mean']:.3g}, "
         f"test accuracy {test_accuracy:.4f}"
     )
+    return 0
 
 
 if __name__ == "__main__":

@@ -28,15 +28,9 @@ import itertools
 import time
 
 import numpy as np
-import tensorflow as tf
 
-from experiments.harness import flags, rundir
-from layers.errors import ZooError
-from zoo import training
-from zoo.hparams import HParams, check_value
-from zoo.models import mlp_classifier
-
-v1 = tf.compat.v1
+from experiments.harness import figures, flags, rundir
+from zoo.data import N_CLASSES, N_PIXELS
 
 # The grid's hyperparameters and the flags that list their values.
 GRID_FLAGS = {
@@ -61,7 +55,13 @@ class Network:
         ZooError: a bad hyperparameter value.
     """
 
-    def __init__(self, hidden, seed, n_in=784, n_classes=10, **values):
+    def __init__(self, hidden, seed, n_in=N_PIXELS, n_classes=N_CLASSES, **values):
+        import tensorflow as tf
+
+        from zoo.hparams import HParams
+        from zoo.models import mlp_classifier
+
+        v1 = tf.compat.v1
         self.graph = tf.Graph()
         with self.graph.as_default():
             v1.set_random_seed(seed)
@@ -141,6 +141,8 @@ def run_configuration(network, config, data, args, setup_start, checkpointer=Non
         A dict of setup and training seconds, first and last logged batch loss,
         validation and test accuracy and relative weight change.
     """
+    from zoo import training
+
     network.restart(**config)
     setup_seconds = time.perf_counter() - setup_start
     data.train.restore({"epoch": 0, "position": 0})
@@ -209,34 +211,33 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
     return results
 
 
-def parse_numbers(flag, text, convert=float):
-    """Returns the comma-separated numbers of ``text`` as a tuple.
+def real_list(check):
+    """Returns a check: comma-separated numbers, each accepted by ``check``.
 
-    Raises:
-        ZooError: an empty list or an item that ``convert`` rejects.
+    The grid's flags take the ranges of :data:`zoo.hparams.KINDS` (which
+    ``HParams`` checks again), written as :func:`flags.real` checks so that a bad
+    value is refused before TensorFlow starts.
     """
-    try:
-        numbers = tuple(convert(item) for item in text.split(","))
-    except ValueError:
-        numbers = ()
-    if not numbers:
-        raise ZooError(
-            f"{flag}: expected comma-separated {convert.__name__} values, found "
-            f"{text!r}; pass e.g. {flag} 1,2"
-        )
-    return numbers
+
+    def check_list(value):
+        try:
+            numbers = [float(item) for item in value.split(",")]
+        except ValueError:
+            return f"expected comma-separated numbers, found {value!r}; pass e.g. 0.5,1"
+        return next(filter(None, map(check, numbers)), None)
+
+    return check_list
 
 
 def grid(args):
     """Returns the list of configurations (dicts), learning rate varying slowest.
 
-    Raises:
-        ZooError: a flag's list is malformed or holds a value out of range.
+    The grid's flags were checked by :func:`real_list` when they were parsed.
     """
-    axes = {}
-    for name, flag in GRID_FLAGS.items():
-        values = parse_numbers(flag, getattr(args, name))
-        axes[name] = [check_value(flag, name, name, value) for value in values]
+    axes = {
+        name: [float(item) for item in getattr(args, name).split(",")]
+        for name in GRID_FLAGS
+    }
     return [
         dict(zip(axes, point, strict=True)) for point in itertools.product(*axes.values())
     ]
@@ -244,16 +245,13 @@ def grid(args):
 
 def plot(rows):
     """Returns a figure: validation accuracy and setup seconds per configuration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = [
         f"lr={r['learning_rate']:g}\nkp={r['keep_prob']:g}\nl2={r['l2']:g}" for r in rows
     ]
     positions = np.arange(len(rows))
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(max(8, len(rows)), 8), sharex=True)
+    figure, (top, bottom) = figures.pyplot().subplots(
+        2, 1, figsize=(max(8, len(rows)), 8), sharex=True
+    )
     for offset, method in ((-0.2, "one_graph"), (0.2, "rebuild")):
         top.bar(
             positions + offset,
@@ -330,22 +328,28 @@ def build_parser():
         "--learning-rates",
         dest="learning_rate",
         default="0.0005,0.002",
+        check=real_list(flags.real(0.0, inclusive=True)),
         help="comma-separated SGD learning rates (>= 0; the loss is summed over the batch)",
     )
     parser.add_argument(
         "--keep-probs",
         dest="keep_prob",
         default="0.5,1.0",
+        check=real_list(flags.real(0.0, maximum=1.0)),
         help="comma-separated dropout keep probabilities in (0, 1]",
     )
     parser.add_argument(
         "--l2s",
         dest="l2",
         default="0.0,0.001",
+        check=real_list(flags.real(0.0, inclusive=True)),
         help="comma-separated L2 weights of the hidden weights (>= 0)",
     )
     parser.add_argument(
-        "--hidden", default="625,625", help="comma-separated widths of the hidden layers"
+        "--hidden",
+        default="625,625",
+        check=flags.int_list(),
+        help="comma-separated widths of the hidden layers",
     )
     flags.add_validation_flag(
         parser, "training examples held out to pick the best configuration"
@@ -357,13 +361,8 @@ def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
     args = flags.parse_args(build_parser(), argv)
     configurations = grid(args)
-    args.hidden = parse_numbers("--hidden", args.hidden, int)
-    if min(args.hidden) <= 0:
-        raise ZooError(
-            f"--hidden: expected positive widths, found {args.hidden}; pass e.g. "
-            "--hidden 625,625"
-        )
-    run = rundir.run_dir(args, "sweep")
+    run = rundir.run_dir(args, "sweep")  # run.json keeps --hidden as it was given
+    args.hidden = flags.integers(args.hidden)
     data = flags.load_data(args)
     checkpointer = run.checkpointer
 
@@ -381,7 +380,7 @@ def main(argv=None):
         hidden=list(args.hidden),
         seed=args.seed,
     )
-    run.write_json("results.json", results)
+    run.write_results(results)
     run.write_csv("results.csv", rows)
     run.save_figure("sweep.png", plot(rows))
     print(

@@ -11,7 +11,8 @@ Three measurements, written to ``bench.json`` in the run directory:
 * ``step_overhead``: ms per training step of compute -> numpy -> apply through
   placeholders against the fused ``minimize`` step, same model and batches.
 * ``parameter_server``: examples/s of asynchronous training with 1 and with 2
-  workers (:mod:`experiments.ps`, the MLP), per worker and in total.
+  workers (``python -m experiments.ps``, the MLP, run as a command), per worker and in
+  total.
 
 Usage::
 
@@ -22,17 +23,12 @@ Usage::
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 
-import tensorflow as tf
-
-from experiments import ps
-from experiments.harness import flags, rundir
-from zoo.gradients import GradientStep
-from zoo.models.conv import conv_classifier
-from zoo.models.mlp import mlp_classifier
-
-v1 = tf.compat.v1
+from experiments.harness import classifiers, flags, rundir, startup
+from layers.errors import ZooError
 
 
 def build_parser():
@@ -46,7 +42,7 @@ def build_parser():
     )
     p.add_argument(
         "--model",
-        choices=ps.MODELS,
+        choices=classifiers.MODELS,
         default="conv",
         help="network for the one-run and overhead measurements",
     )
@@ -72,48 +68,45 @@ def build_parser():
     return p
 
 
-def count_forward(tensor, forward):
-    """Returns ``tensor`` through an identity that adds 1 to ``forward`` on each run
-    that reads it (put on the input, every forward pass reads it)."""
+def build(model, x, y):
+    """Builds ``model`` (the conv net with dropout) with pass counters.
+
+    Two non-trainable int64 counters start at 0: ``forward`` gains 1 on each run
+    that reads the input (every forward pass does), ``backward`` on each run that
+    takes the gradient of the loss (every backward pass starts there).
+
+    Returns:
+        ``(loss, (forward, backward))``.
+    """
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    forward, backward = (
+        v1.get_variable(
+            name, [], tf.int64, initializer=v1.zeros_initializer(), trainable=False
+        )
+        for name in ("forward_passes", "backward_passes")
+    )
     with tf.control_dependencies([forward.assign_add(1)]):
-        return tf.identity(tensor)
-
-
-def count_backward(tensor, backward):
-    """Returns ``tensor`` through an identity whose gradient adds 1 to ``backward``
-    (put on the loss, every backward pass starts there)."""
+        x = tf.identity(x)
 
     @tf.custom_gradient
-    def identity(value):
+    def count_backward(value):
         def grad(upstream):
             with tf.control_dependencies([backward.assign_add(1)]):
                 return tf.identity(upstream)
 
         return tf.identity(value), grad
 
-    return identity(tensor)
-
-
-def counter(name):
-    """Returns a non-trainable int64 variable at 0."""
-    return v1.get_variable(
-        name, [], tf.int64, initializer=v1.zeros_initializer(), trainable=False
-    )
-
-
-def build(args, x, y):
-    """Builds ``--model`` with pass counters; returns (loss, (forward, backward))."""
-    counters = (counter("forward_passes"), counter("backward_passes"))
-    x = count_forward(x, counters[0])
-    if args.model == "conv":
-        model = conv_classifier(x, y, keep_prob=0.5)
-    else:
-        model = mlp_classifier(x, y)
-    return count_backward(model.loss, counters[1]), counters
+    loss = classifiers.build(model, x, y, keep_prob=0.5).loss
+    return count_backward(loss), (forward, backward)
 
 
 def measure_fetch(sess, fetch_all, counters, repeats):
     """Runs ``fetch_all`` ``repeats`` times; returns passes and ops of one call and ms."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
     sess.run([c.initializer for c in counters])
     options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
     ops = 0
@@ -142,11 +135,16 @@ def measure_fetch(sess, fetch_all, counters, repeats):
 
 def one_run_and_overhead(args, data):
     """Returns the ``one_run`` and ``step_overhead`` sections."""
+    import tensorflow as tf
+
+    from zoo.gradients import GradientStep
+
+    v1 = tf.compat.v1
     with tf.Graph().as_default():
         v1.set_random_seed(args.seed)
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
         y = v1.placeholder(tf.float32, [None, data.train.labels.shape[1]], name="y")
-        loss, counters = build(args, x, y)
+        loss, counters = build(args.model, x, y)
         step = GradientStep(loss, v1.train.AdamOptimizer(1e-4))
         fused = v1.train.AdamOptimizer(1e-4).minimize(loss)
         images, labels = data.train.next_batch(args.batch_size)
@@ -190,17 +188,32 @@ def one_run_and_overhead(args, data):
 
 
 def parameter_server(args, run):
-    """Runs :mod:`experiments.ps` per worker count; returns their speeds."""
+    """Runs ``python -m experiments.ps`` per worker count; returns their speeds.
+
+    Raises:
+        ZooError: a run that did not finish (its own error is on stderr above).
+    """
     results = {}
-    for workers in (int(n) for n in args.ps_workers.split(",")):  # checked by the parser
+    for workers in flags.integers(args.ps_workers):
         out = run.file(f"ps-{workers}")
         argv = [
+            sys.executable, "-m", "experiments.ps",
             "--workers", str(workers), "--steps", str(args.ps_steps),
             "--batch-size", str(args.batch_size), "--seed", str(args.seed),
             "--out", out, "--overwrite",
         ]  # fmt: skip
         argv += ["--dataset", args.dataset] if args.dataset else []
-        ps.main(argv + (["--data-dir", args.data_dir] if args.data_dir else []))
+        argv += ["--data-dir", args.data_dir] if args.data_dir else []
+        # its stderr without TensorFlow's start-up lines (this process's
+        # TF_CPP_MIN_LOG_LEVEL, which it inherits, keeps it from dropping them)
+        done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, check=False)
+        lines = done.stderr.splitlines(keepends=True)
+        sys.stderr.write("".join(s for s in lines if not startup.is_startup_line(s)))
+        if done.returncode:
+            raise ZooError(
+                f"{out}: expected experiments.ps with {workers} workers to finish, found "
+                f"exit status {done.returncode}; see its error above and its logs in {out}"
+            )
         figures = runner_results(out)
         per_worker = figures["examples_per_second_per_worker"]
         results[str(workers)] = {
@@ -227,8 +240,7 @@ def main(argv=None):
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}
     if args.ps_steps:
         results["parameter_server"] = parameter_server(args, run)
-    results["cpu_count"] = os.cpu_count()
-    run.write_json("bench.json", results)
+    run.write_results(results, "bench.json")
     return 0
 
 

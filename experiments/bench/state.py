@@ -28,20 +28,15 @@ Usage::
 
 import math
 import os
-import platform
 import statistics
 import tempfile
 import time
 
 import numpy as np
-import tensorflow as tf
 
 from experiments.harness import flags, rundir
-from zoo import files
-from zoo.models import mlp_classifier
-from zoo.state import frozen_copy, restore_scope
+from zoo.data import N_CLASSES, N_PIXELS
 
-v1 = tf.compat.v1
 NETWORKS = {"mlp_784-625-625-10": 625, "wide_784-6250-6250-10": 6250}
 QUICK_SHRINK = 10
 MIN_BATCH_SECONDS = 0.05
@@ -86,9 +81,15 @@ def bench_network(hidden, repeats, checkpoint_dir):
     Returns:
         A dict of parameter count, bytes, median seconds per method and ratios.
     """
+    import tensorflow as tf
+
+    from zoo.models import mlp_classifier
+    from zoo.state import frozen_copy, restore_scope
+
+    v1 = tf.compat.v1
     with tf.Graph().as_default():
-        x = v1.placeholder(tf.float32, [None, 784])
-        y = v1.placeholder(tf.float32, [None, 10])
+        x = v1.placeholder(tf.float32, [None, N_PIXELS])
+        y = v1.placeholder(tf.float32, [None, N_CLASSES])
 
         def builder(scope):
             return mlp_classifier(x, y, scope=scope, hidden=(hidden, hidden))
@@ -191,7 +192,8 @@ def build_parser():
         "--json",
         default=None,
         check=flags.new_file,
-        help="output file (default runs/bench_state/<timestamp>/results.json)",
+        help="output file (default: results.json in a new run directory, "
+        "runs/bench_state/<timestamp>-<random>)",
     )
     p.add_argument("--repeats", type=int, default=20, help="timed runs per method")
     p.add_argument(
@@ -211,6 +213,7 @@ def build_parser():
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    run = None if args.json else rundir.run_dir(args, "bench_state")
     repeats = 3 if args.quick else args.repeats
     shrink = QUICK_SHRINK if args.quick else 1
     with tempfile.TemporaryDirectory(dir=args.checkpoint_dir) as checkpoint_dir:
@@ -218,23 +221,8 @@ def main(argv=None):
             name: bench_network(hidden // shrink, repeats, checkpoint_dir)
             for name, hidden in NETWORKS.items()
         }
-    results = {
-        "quick": args.quick,
-        "repeats": repeats,
-        "machine": {
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-            "tensorflow": tf.__version__,
-        },
-        "networks": networks,
-    }
-    if args.json:
-        path = args.json
-        files.write_json(path, results)
-    else:
-        run = rundir.run_dir(args, "bench_state")
-        run.write_json("results.json", results)
-        path = run.file("results.json")
+    results = {"quick": args.quick, "repeats": repeats, "networks": networks}
+    path = rundir.write_bench_results(run, results, args.json)
     for name, net in networks.items():
         print(
             f"{name}: sync {net['median_seconds']['sync'] * 1e3:.3f} ms, "

@@ -40,10 +40,12 @@ MAX_STEPS_PER_RUN = 256
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """States a flag's default once: not when it is None or the help already says it."""
+    """States a flag's default once: not when it is None, the False of a switch
+    (``--quick``: off unless given) or the help already says it."""
 
     def _get_help_string(self, action):
-        if action.default is None or "default" in (action.help or ""):
+        switch = isinstance(action, argparse._StoreTrueAction)
+        if action.default is None or switch or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
@@ -58,11 +60,21 @@ class _Parser(argparse.ArgumentParser):
     """
 
     experiment = None
+    checks = ()
 
     def add_argument(self, *args, check=None, may_differ_on_resume=False, **kwargs):
         action = super().add_argument(*args, **kwargs)
         action.check, action.may_differ_on_resume = check, may_differ_on_resume
         return action
+
+    def add_check(self, check):
+        """Adds ``check(args)``, which raises ZooError on flags that conflict.
+
+        For what one flag's ``check=`` cannot see (``--evals`` above ``--steps``):
+        :func:`parse_args` runs it after every flag's own check and ``--quick``,
+        before TensorFlow starts.
+        """
+        self.checks = (*self.checks, check)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}; see --help\n")
@@ -191,11 +203,12 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True, data
             read no dataset, such as reinforcement learning).
     """
     p = bare_parser(description, _caller_module())
+    extends = " (a larger value extends a resumed run)" if resumable else ""
     p.add_argument(
         "--steps",
         type=int,
         default=steps,
-        help="training steps per network (a larger value extends a resumed run)",
+        help=f"training steps per network{extends}",
         may_differ_on_resume=True,
     )
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
@@ -313,8 +326,9 @@ def parse_args(p, argv=None):
         resume command); ``experiment`` the experiment's module.
 
     Raises:
-        ZooError: a flag out of range, empty, of the wrong kind, or in conflict
-            with the resumed run; DataError for missing, corrupt or other data.
+        ZooError: a flag out of range, empty, of the wrong kind, in conflict
+            with another (the parser's ``add_check``) or with the resumed run;
+            DataError for missing, corrupt or other data.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
@@ -331,6 +345,8 @@ def parse_args(p, argv=None):
     _check_flags(p, args)
     if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
         args.steps = min(args.steps, args.quick_steps)
+    for check in p.checks:
+        check(args)
     if hasattr(args, "data_dir"):
         args.data = identify(args.dataset, args.data_dir)
         if args.dataset is None and args.data.name in DATASETS:

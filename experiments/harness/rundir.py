@@ -165,6 +165,26 @@ class RunDir:
             ) from None
 
 
+def write_bench_results(run, results, path=None):
+    """Writes a benchmark's results: to ``path`` (its ``--json``), else to the run's.
+
+    Args:
+        run: the :class:`RunDir` (unused with ``path``).
+        results: the dict to write.
+        path: a file outside any run directory; it gets the machine
+            (:func:`experiments.harness.record.machine`) besides ``results``.
+
+    Returns:
+        The path of the file written (``results.json`` of the run without ``path``,
+        by :meth:`RunDir.write_results`).
+    """
+    if path:
+        write_json(path, {"machine": record.machine(), **results})
+        return path
+    run.write_results(results)
+    return run.file("results.json")
+
+
 def _entries(path):
     return [name for name in os.listdir(path) if name != LOCK]
 

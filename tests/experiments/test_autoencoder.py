@@ -56,7 +56,10 @@ def test_quick_run_writes_every_output(tiny_data_dir, tmp_path, capsys):
 
     results = json.loads((out / "results.json").read_text())
     assert set(results["variants"]) == {"untied", "tied"}
-    assert isinstance(results["tied_below_untied"], bool)
+    assert results["tied_below_untied"] == (
+        results["variants"]["tied"]["test_loss"]
+        < results["variants"]["untied"]["test_loss"]
+    )
     for variant, result in results["variants"].items():
         steps, losses = zip(*result["losses"], strict=True)
         assert steps == (0, 12, 24, 36, 48)

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from experiments.bench import contenders
 from experiments.bench import speed as bench
 from experiments.harness import flags
 from layers.errors import ZooError
@@ -30,7 +31,7 @@ CONTENDERS = {
 
 @pytest.mark.parametrize("variant", ["untied", "tied"])
 def test_autoencoder_step_needs_two_forward_and_three_backward_products(variant):
-    shapes = bench.needed_matmuls(bench.Case("autoencoder", variant, 128), 784, 10)
+    shapes = contenders.needed_matmuls(bench.Case("autoencoder", variant, 128), 784, 10)
 
     outputs = sorted(
         (a[1] if ta else a[0], b[0] if tb else b[1]) for a, b, ta, tb in shapes
@@ -42,7 +43,7 @@ def test_autoencoder_step_needs_two_forward_and_three_backward_products(variant)
 
 
 def test_mlp_step_needs_three_forward_and_five_backward_products():
-    shapes = bench.needed_matmuls(bench.Case("mlp", "625-625", 100), 784, 10)
+    shapes = contenders.needed_matmuls(bench.Case("mlp", "625-625", 100), 784, 10)
 
     assert len(shapes) == 8
 
@@ -81,7 +82,7 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
 
     results = json.loads(path.read_text())
     assert results["machine"]["cores"] > 0
-    assert results["machine"]["tensorflow"] and results["machine"]["device"]
+    assert results["machine"]["tensorflow"] and results["machine"]["devices"]
     assert results["peak_rss_mib"] > 0
     for model, variants in (("autoencoder", {"untied", "tied"}), ("mlp", {"625-625"})):
         entry = results[model]

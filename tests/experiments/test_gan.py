@@ -38,9 +38,11 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
     assert "not the Inception FID" in results["metric"]
     assert results["classifier"]["steps"] == 100
     assert results["classifier"]["test_accuracy"] > 0.6  # chance is 0.1
-    assert isinstance(results["shared_below_unshared"], bool)
     variants = results["variants"]
     assert set(variants) == {"shared", "unshared"}
+    assert results["shared_below_unshared"] == (
+        variants["shared"]["final_fcd"] < variants["unshared"]["final_fcd"]
+    )
     for variant, result in variants.items():
         steps, distances = zip(*result["fcd"], strict=True)
         assert steps == (0, 20, 40)

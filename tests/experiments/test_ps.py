@@ -350,6 +350,10 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
         ps.main(["--workers", "1000"])  # refused before anything starts
 
 
+def test_job_names_are_the_libraries():  # ps.py names them without importing TF
+    assert ps.JOBS == distributed.JOBS
+
+
 def test_cluster_spec_without_ps_job():
     with pytest.raises(ZooError, match="cluster: expected a 'ps' job"):
         ps.main(["--cluster", "worker=127.0.0.1:2", "--job-name", "worker"])
@@ -379,7 +383,7 @@ def test_worker_with_unreachable_ps_fails_fast(tiny_data_dir):
     ("flags", "message"),
     [
         (["--workers", "0"], "--workers: expected a positive"),
-        (["--hidden", "a"], "--hidden: expected positive widths"),
+        (["--hidden", "a"], "--hidden: expected comma-separated integers >= 1"),
     ],
 )
 def test_bad_flags(flags, message):

@@ -11,6 +11,10 @@ from layers import Decoder, Encoder
 from zoo.models.losses import sigmoid_cross_entropy_mean
 from zoo.models.parts import Autoencoder, builder_scope, input_width
 
+# The seed's (003) Adagrad learning rate for this autoencoder, read by every script
+# that trains it as the seed did (experiments.autoencoder, experiments.eager_autoencoder).
+LEARNING_RATE = 0.1
+
 
 def autoencoder(x, tied=True, scope="ae", reuse=False, n_hidden=625, **layer_kwargs):
     """Builds encoder and decoder under ``scope``.
