@@ -14,7 +14,7 @@ Usage::
 
 import tensorflow as tf
 
-from layers.base import Layer
+from layers.base import Layer, read_only
 from layers.dense import (
     check_size,
     find_tied_weight,
@@ -209,10 +209,9 @@ class Conv2DTranspose(Layer):
             self._logits = tf.nn.bias_add(conv, self._b)
             self._output = activation(self._logits)
 
-    @property
-    def tied_weight(self):
-        """The ``Conv2D`` kernel this layer reads, or None if untied."""
-        return self._tied_weight
+    tied_weight = read_only(
+        "_tied_weight", "The ``Conv2D`` kernel this layer reads, or None if untied."
+    )
 
 
 def transposed_side(side, size, stride, padding):
@@ -246,15 +245,11 @@ class MaxPool:
             inputs, ksize=size, strides=stride, padding=padding, name=name
         )
 
-    @property
-    def input(self):
-        """The input tensor [batch, height, width, channels]."""
-        return self._inputs
+    input = read_only("_inputs", "The input tensor [batch, height, width, channels].")
 
-    @property
-    def output(self):
-        """The pooled tensor [batch, height / stride, width / stride, channels]."""
-        return self._output
+    output = read_only(
+        "_output", "The pooled tensor [batch, height / stride, width / stride, channels]."
+    )
 
     @property
     def params(self):

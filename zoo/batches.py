@@ -26,6 +26,7 @@ Usage::
 
 import tensorflow as tf
 
+from layers.base import read_only
 from layers.errors import DataError
 from layers.variables import require_graph
 
@@ -125,15 +126,14 @@ class GraphBatches:
                 for batch, name in zip(self.draw(), names, strict=True)
             )
 
-    @property
-    def images(self):
-        """The batch's images [batch_size, ...]; feed it any [n, ...] to evaluate those."""
-        return self._images
+    images = read_only(
+        "_images",
+        "The batch's images [batch_size, ...]; feed it any [n, ...] to evaluate those.",
+    )
 
-    @property
-    def labels(self):
-        """The batch's labels [batch_size, ...]; feedable like :attr:`images`."""
-        return self._labels
+    labels = read_only(
+        "_labels", "The batch's labels [batch_size, ...]; feedable like :attr:`images`."
+    )
 
     @property
     def seed(self):

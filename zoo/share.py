@@ -35,6 +35,7 @@ import weakref
 import tensorflow as tf
 from tensorflow.python.ops import variable_scope as _vs
 
+from layers.base import read_only
 from layers.errors import ScopeError
 from layers.variables import full_name
 from zoo.checkpoints import open_tf_checkpoint
@@ -161,10 +162,9 @@ class Shared:
         self._scope_name = name
         return self._store
 
-    @property
-    def scope_name(self):
-        """The full variable scope, known after the first call (None before)."""
-        return self._scope_name
+    scope_name = read_only(
+        "_scope_name", "The full variable scope, known after the first call (None before)."
+    )
 
     @property
     def variables(self):
