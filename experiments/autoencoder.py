@@ -45,20 +45,14 @@ SEED_REFERENCE = {
 
 def build_parser():
     """Returns the experiment's argument parser (shared flags plus ``--variant``)."""
-    p = flags.parser(
+    return flags.ablation_parser(
         "Train the seed's 784-625-784 autoencoder untied and tied and compare test losses.",
-        steps=10001,
-        batch_size=128,
-    )
-    flags.add_variant_flag(
-        p,
         VARIANTS,
-        help="which decoder to train: its own weight (untied), the encoder's W "
-        "transposed (tied), or both one after the other",
+        "which decoder to train: its own weight (untied), the encoder's W transposed "
+        "(tied), or both one after the other",
+        steps=10001,
+        xla=True,
     )
-    flags.add_validation_flag(p)
-    flags.add_loop_flags(p, xla=True)
-    return p
 
 
 def run_variant(variant, args, data, run):
@@ -161,9 +155,7 @@ def main(argv=None):
     Raises:
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
-    args = flags.parse_args(build_parser(), argv)
-    data = flags.load_data(args)
-    run = rundir.run_dir(args, "autoencoder")
+    args, data, run = rundir.start(build_parser(), argv, "autoencoder")
     variants = flags.chosen_variants(args, VARIANTS)
     results, reconstructions = {}, {}
     for variant in variants:

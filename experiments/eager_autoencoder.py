@@ -248,9 +248,7 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, a checkpoint that does not
             fit on ``--resume``, or missing/corrupt data.
     """
-    args = flags.parse_args(build_parser(), argv)
-    run = rundir.run_dir(args, "eager_autoencoder")
-    data = flags.load_data(args)
+    args, data, run = rundir.start(build_parser(), argv, "eager_autoencoder")
     model, initial = initial_weights(args, data, run)
     eager = train_eager(model, args, data, run.checkpointer)
     graph = train_graph(initial, args, data, run)

@@ -33,16 +33,12 @@ EVAL_CHUNK = 2000
 
 def build_parser():
     """Returns the experiment's argument parser."""
-    p = flags.parser(
+    p = flags.ablation_parser(
         "Train a row-by-row GRU classifier with one cell shared across time steps and "
         "with a cell per step; compare test accuracy and parameter counts.",
-        steps=2000,
-        batch_size=128,
-    )
-    flags.add_variant_flag(
-        p,
         VARIANTS,
-        help="one cell for all time steps (shared), a cell per step (per_step), or both",
+        "one cell for all time steps (shared), a cell per step (per_step), or both",
+        steps=2000,
     )
     p.add_argument("--hidden", type=int, default=128, help="width of the GRU state")
     p.add_argument(
@@ -52,16 +48,12 @@ def build_parser():
         help="time steps per image; each reads 784 / N pixels (28: one row per step)",
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
-    flags.add_loop_flags(p)
-    flags.add_validation_flag(p)
+    p.add_check(check_time_steps)
     return p
 
 
-def check_flags(args):
-    """Raises ShapeError unless ``--time-steps`` divides the 784 pixels of an image.
-
-    ``flags.parse_args`` has checked every flag's range already.
-    """
+def check_time_steps(args):
+    """Raises ShapeError unless ``--time-steps`` divides the 784 pixels of an image."""
     if N_PIXELS % args.time_steps:
         raise ShapeError(
             f"--time-steps: expected a divisor of the {N_PIXELS} pixels of an image, "
@@ -172,10 +164,7 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory (or one of another
             experiment to resume), or missing/corrupt data.
     """
-    args = flags.parse_args(build_parser(), argv)
-    check_flags(args)
-    data = flags.load_data(args)
-    run = rundir.run_dir(args, "rnn")
+    args, data, run = rundir.start(build_parser(), argv, "rnn")
     variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
     summary = {

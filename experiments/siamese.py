@@ -48,16 +48,15 @@ EMBED_CHUNK = 5000
 
 def build_parser():
     """Returns the experiment's argument parser."""
-    p = flags.parser(
+    p = flags.ablation_parser(
         "Train a siamese embedding with one shared tower and with two independent "
         "towers; compare verification and nearest-neighbour accuracy.",
-        steps=5000,
-        batch_size=128,
-    )
-    flags.add_variant_flag(
-        p,
         VARIANTS,
-        help="one tower for both images (shared), a tower per image (two_towers), or both",
+        "one tower for both images (shared), a tower per image (two_towers), or both",
+        steps=5000,
+        xla=True,
+        validation="training examples held out from the start of the training split; "
+        "the verification threshold is chosen on their pairs (on training pairs with 0)",
     )
     p.add_argument("--hidden", type=int, default=256, help="width of the hidden layer")
     p.add_argument("--embedding-size", type=int, default=32, help="width of the embedding")
@@ -75,12 +74,6 @@ def build_parser():
         metavar="N",
         help="nearest neighbour: compare the test images with the first N training "
         "images (default all)",
-    )
-    flags.add_loop_flags(p, xla=True)
-    flags.add_validation_flag(
-        p,
-        "training examples held out from the start of the training split; the "
-        "verification threshold is chosen on their pairs (on training pairs with 0)",
     )
     return p
 
@@ -283,9 +276,7 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory (or one of another
             experiment to resume), or missing/corrupt data.
     """
-    args = flags.parse_args(build_parser(), argv)
-    data = flags.load_data(args)
-    run = rundir.run_dir(args, "siamese")
+    args, data, run = rundir.start(build_parser(), argv, "siamese")
     variants = flags.chosen_variants(args, VARIANTS)
     results, shown = {}, {}
     for variant in variants:

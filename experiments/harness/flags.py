@@ -423,6 +423,32 @@ def _check_resume(args):
     args.out = args.resume
 
 
+def ablation_parser(
+    description, variants, variant_help, steps, batch_size=128, xla=False, validation=None
+):
+    """Returns the parser of an ablation whose variants train by ``train_variant``.
+
+    The shared flags of :func:`parser`, then ``--variant`` (one of ``variants``
+    or both), ``--validation``, ``--steps-per-run`` and ``--xla``
+    (:mod:`experiments.harness.train`); the script adds its model's flags.
+
+    Args:
+        description: what the experiment reproduces (shown by ``--help``).
+        variants: the variants, in the order they run.
+        variant_help: what each variant is.
+        steps: default training steps per variant.
+        batch_size: default batch size.
+        xla: compile the K-step loop by default.
+        validation: the help of ``--validation``, when it serves more than holding
+            examples out.
+    """
+    p = parser(description, steps=steps, batch_size=batch_size)
+    add_variant_flag(p, variants, help=variant_help)
+    add_validation_flag(p, *([validation] if validation else []))
+    add_loop_flags(p, xla=xla)
+    return p
+
+
 def add_validation_flag(
     p,
     help_text="training examples held out from the start of the "

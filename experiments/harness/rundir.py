@@ -23,7 +23,7 @@ import secrets
 import shutil
 import socket
 
-from experiments.harness import record
+from experiments.harness import flags, record
 from layers.errors import ZooError
 from zoo.files import atomic_write, write_json
 
@@ -220,6 +220,29 @@ def _clear(path):
             shutil.rmtree(entry)
         else:
             os.remove(entry)
+
+
+def start(parser, argv, experiment):
+    """Starts a run: every flag checked (then TensorFlow), the data, the run directory.
+
+    Data comes before the directory, so missing or corrupt data leaves no
+    directory behind.
+
+    Args:
+        parser: the experiment's parser (:func:`experiments.harness.flags.parser`).
+        argv: the command line's arguments; None reads ``sys.argv``.
+        experiment: the run directory's default name (:func:`run_dir`).
+
+    Returns:
+        ``(args, data, run)``: the flags, the :class:`zoo.data.DataSets`, the
+        :class:`RunDir`.
+
+    Raises:
+        ZooError: a bad flag, bad data, or a run directory that cannot be used.
+    """
+    args = flags.parse_args(parser, argv)
+    data = flags.load_data(args)
+    return args, data, run_dir(args, experiment)
 
 
 def run_dir(args, experiment, join=False):
