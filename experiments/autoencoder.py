@@ -16,31 +16,13 @@ Writes ``results.json``, ``loss_curves.png``, ``reconstructions.png`` and
 TensorBoard events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import figures, flags, rundir, seeds
 from zoo.data import N_PIXELS
 
 VARIANTS = ("untied", "tied")
 SCOPE = "autoencoder"
 N_SHOWN = 10
-SEED_REFERENCE = {
-    "dataset": "mnist",
-    "untied": {
-        "test_loss": 0.183986,
-        "losses": [
-            [0, 0.732], [1000, 0.271], [2000, 0.261], [3000, 0.240], [4000, 0.234],
-            [5000, 0.229], [6000, 0.219], [7000, 0.197], [8000, 0.195], [9000, 0.193],
-            [10000, 0.189],
-        ],
-    },
-    "tied": {
-        "test_loss": 0.147831,
-        "losses": [
-            [0, 0.707], [1000, 0.233], [2000, 0.215], [3000, 0.194], [4000, 0.186],
-            [5000, 0.174], [6000, 0.167], [7000, 0.154], [8000, 0.159], [9000, 0.152],
-            [10000, 0.152],
-        ],
-    },
-}  # fmt: skip
+SEED_REFERENCE = seeds.reference("autoencoder")  # the seed's MNIST figures
 
 
 def build_parser():

@@ -25,7 +25,7 @@ Writes ``results.json``, ``accuracy.png`` and TensorBoard events under
 
 import time
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import figures, flags, rundir, seeds
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS, DataSet
 
@@ -34,42 +34,7 @@ NETWORKS = ("mlp1", "mlp2")
 # One optimizer per network, as in the seed (see docs/experiments.md for the choice):
 # the name of its tf.compat.v1.train class, without "Optimizer", and its learning rate.
 OPTIMIZERS = {"mlp1": ("Adam", 1e-3), "mlp2": ("GradientDescent", 1e-3)}
-SEED_REFERENCE = {
-    "dataset": "mnist",
-    "shared": {
-        "mlp1": {
-            "test_accuracy": 0.9757,
-            "log": [
-                [0, 178.722, 0.470], [1000, 22.757, 0.950], [2000, 15.717, 0.990],
-                [3000, 10.343, 1.000], [4000, 9.234, 1.000], [5000, 8.950, 1.000],
-            ],
-        },
-        "mlp2": {
-            "test_accuracy": 0.9744,
-            "log": [
-                [0, 14.552, 0.980], [1000, 7.353, 1.000], [2000, 5.806, 1.000],
-                [3000, 5.171, 1.000], [4000, 5.043, 1.000], [5000, 4.499, 1.000],
-            ],
-        },
-    },
-    "independent": {
-        "mlp1": {
-            "test_accuracy": 0.9751,
-            "log": [
-                [0, 178.722, 0.470], [1000, 15.329, 0.990], [2000, 12.242, 0.990],
-                [3000, 10.827, 1.000], [4000, 10.167, 0.990], [5000, 8.178, 1.000],
-            ],
-        },
-        "mlp2": {
-            "test_accuracy": 0.9756,
-            "log": [
-                [0, 192.382, 0.570], [1000, 10.037, 0.990], [2000, 7.590, 1.000],
-                [3000, 5.855, 1.000], [4000, 4.678, 1.000], [5000, 4.693, 1.000],
-            ],
-        },
-        "average_accuracy": 0.9810,
-    },
-}  # fmt: skip
+SEED_REFERENCE = seeds.reference("ensemble")  # the seed's MNIST figures
 
 
 def build_parser():
@@ -232,25 +197,25 @@ def run_case(case, args, data, run):
 
 def plot_accuracies(results, dataset):
     """Returns a bar chart of the test accuracies: ours on ``dataset``, the seed's."""
-    labels, ours, seeds = [], [], []
+    labels, ours, published = [], [], []
     for case, result in results.items():
         for name in NETWORKS:
             labels.append(f"{case}\n{name}")
             ours.append(result["networks"][name]["test_accuracy"])
-            seeds.append(result["reference"][name]["test_accuracy"])
+            published.append(result["reference"][name]["test_accuracy"])
         if "average_accuracy" in result:
             labels.append(f"{case}\naverage")
             ours.append(result["average_accuracy"])
-            seeds.append(result["reference"]["average_accuracy"])
+            published.append(result["reference"]["average_accuracy"])
     positions = range(len(labels))
     figure, axes = figures.pyplot().subplots(figsize=(1.6 * len(labels) + 2, 4.5))
     for offset, values, label in (
         (-0.2, ours, f"ours ({dataset})"),
-        (0.2, seeds, f"seed ({SEED_REFERENCE['dataset']})"),
+        (0.2, published, f"seed ({SEED_REFERENCE['dataset']})"),
     ):
         bars = axes.bar([p + offset for p in positions], values, width=0.4, label=label)
         axes.bar_label(bars, fmt="%.4f", fontsize=8)
-    low = min(ours + seeds)
+    low = min(ours + published)
     axes.set_ylim(max(0.0, low - 0.05), 1.0)
     axes.set_xticks(list(positions), labels)
     axes.set_ylabel("test accuracy")
