@@ -7,11 +7,8 @@ ARGS ?=
 # No DATASET: whatever the DATA_DIR files are (identified by content), else tfds MNIST.
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install test test-fast lint experiment-autoencoder experiment-ensemble \
-	experiment-sweep experiment-snapshot experiment-ps experiment-eager-autoencoder inspect \
-	experiment-gan \
-	experiment-dqn \
-	bench bench-state bench-gradients experiment-siamese experiment-rnn
+.PHONY: install test test-fast lint inspect experiment-dqn experiment-ps \
+	bench bench-state bench-gradients
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -27,30 +24,12 @@ test-fast:
 lint:
 	$(PY) -m ruff check layers zoo experiments tests
 
-# Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>
-experiment-autoencoder:
-	$(PY) -m experiments.autoencoder $(DATA_FLAGS) $(ARGS)
-
-experiment-ensemble:
-	$(PY) -m experiments.ensemble $(DATA_FLAGS) $(ARGS)
-
-experiment-sweep:
-	$(PY) -m experiments.sweep $(DATA_FLAGS) $(ARGS)
-
-experiment-snapshot:
-	$(PY) -m experiments.snapshot $(DATA_FLAGS) $(ARGS)
-
-experiment-eager-autoencoder:
-	$(PY) -m experiments.eager_autoencoder $(DATA_FLAGS) $(ARGS)
-
-experiment-siamese:
-	$(PY) -m experiments.siamese $(DATA_FLAGS) $(ARGS)
-
-experiment-rnn:
-	$(PY) -m experiments.rnn $(DATA_FLAGS) $(ARGS)
-
-experiment-gan:
-	$(PY) -m experiments.gan $(DATA_FLAGS) $(ARGS)
+# Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>.
+# make experiment-NAME runs experiments/NAME.py (dashes for underscores), e.g.
+# experiment-autoencoder, experiment-ensemble, experiment-sweep, experiment-snapshot,
+# experiment-eager-autoencoder, experiment-siamese, experiment-rnn, experiment-gan.
+experiment-%:
+	$(PY) -m experiments.$(subst -,_,$*) $(DATA_FLAGS) $(ARGS)
 
 # DQN on CartPole-v1 (gymnasium): no target network vs hard copy vs Polyak, 5 seeds each.
 experiment-dqn:
