@@ -122,12 +122,7 @@ def build_parser():
         check=flags.real(0.0, maximum=1.0),
         help="Polyak step, every update",
     )
-    p.add_argument(
-        "--hidden",
-        default="128,128",
-        check=flags.int_list(),
-        help="hidden layer widths, comma-separated",
-    )
+    flags.add_hidden_flag(p, "128,128")
     p.add_argument(
         "--profile-calls",
         type=int,

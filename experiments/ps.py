@@ -67,12 +67,7 @@ def build_parser():
     p.add_argument(
         "--model", choices=classifiers.MODELS, default="mlp", help="network to train"
     )
-    p.add_argument(
-        "--hidden",
-        default="625,625",
-        check=flags.int_list(),
-        help="MLP hidden widths, comma separated",
-    )
+    flags.add_hidden_flag(p, "625,625", "the MLP's hidden layers")
     p.add_argument(
         "--learning-rate",
         type=float,

@@ -93,12 +93,7 @@ def build_parser():
         quick_steps=50,
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
-    p.add_argument(
-        "--hidden",
-        default="625,625",
-        check=flags.int_list(),
-        help="comma-separated widths of the hidden layers",
-    )
+    flags.add_hidden_flag(p, "625,625")
     return p
 
 

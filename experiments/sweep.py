@@ -33,11 +33,21 @@ from experiments.harness import figures, flags, rundir
 from zoo.data import N_CLASSES, N_PIXELS
 
 # The grid's hyperparameters and the flags that list their values.
-GRID_FLAGS = {
-    "learning_rate": "--learning-rates",
-    "keep_prob": "--keep-probs",
-    "l2": "--l2s",
-}
+# The grid: hyperparameter -> its flag, default values, range of each value, help.
+GRID = {
+    "learning_rate": (
+        "--learning-rates", "0.0005,0.002", flags.real(0.0, inclusive=True),
+        "comma-separated SGD learning rates (>= 0; the loss is summed over the batch)",
+    ),
+    "keep_prob": (
+        "--keep-probs", "0.5,1.0", flags.real(0.0, maximum=1.0),
+        "comma-separated dropout keep probabilities in (0, 1]",
+    ),
+    "l2": (
+        "--l2s", "0.0,0.001", flags.real(0.0, inclusive=True),
+        "comma-separated L2 weights of the hidden weights (>= 0)",
+    ),
+}  # fmt: skip
 
 
 class Network:
@@ -234,10 +244,7 @@ def grid(args):
 
     The grid's flags were checked by :func:`real_list` when they were parsed.
     """
-    axes = {
-        name: [float(item) for item in getattr(args, name).split(",")]
-        for name in GRID_FLAGS
-    }
+    axes = {name: [float(item) for item in getattr(args, name).split(",")] for name in GRID}
     return [
         dict(zip(axes, point, strict=True)) for point in itertools.product(*axes.values())
     ]
@@ -306,7 +313,7 @@ def summarize(configurations, build_seconds, one_graph, rebuild, totals):
         "total_seconds_one_graph": totals[0],
         "total_seconds_rebuild": totals[1],
         "best": {
-            **{name: best[name] for name in GRID_FLAGS},
+            **{name: best[name] for name in GRID},
             "validation_accuracy": best["validation_accuracy_one_graph"],
             "test_accuracy": best["test_accuracy_one_graph"],
         },
@@ -324,33 +331,11 @@ def build_parser():
         batch_size=128,
         quick_steps=50,
     )
-    parser.add_argument(
-        "--learning-rates",
-        dest="learning_rate",
-        default="0.0005,0.002",
-        check=real_list(flags.real(0.0, inclusive=True)),
-        help="comma-separated SGD learning rates (>= 0; the loss is summed over the batch)",
-    )
-    parser.add_argument(
-        "--keep-probs",
-        dest="keep_prob",
-        default="0.5,1.0",
-        check=real_list(flags.real(0.0, maximum=1.0)),
-        help="comma-separated dropout keep probabilities in (0, 1]",
-    )
-    parser.add_argument(
-        "--l2s",
-        dest="l2",
-        default="0.0,0.001",
-        check=real_list(flags.real(0.0, inclusive=True)),
-        help="comma-separated L2 weights of the hidden weights (>= 0)",
-    )
-    parser.add_argument(
-        "--hidden",
-        default="625,625",
-        check=flags.int_list(),
-        help="comma-separated widths of the hidden layers",
-    )
+    for dest, (flag, default, check, text) in GRID.items():
+        parser.add_argument(
+            flag, dest=dest, default=default, check=real_list(check), help=text
+        )
+    flags.add_hidden_flag(parser, "625,625")
     flags.add_validation_flag(
         parser, "training examples held out to pick the best configuration"
     )

@@ -423,6 +423,16 @@ def _check_resume(args):
     args.out = args.resume
 
 
+def add_hidden_flag(p, default, of="the hidden layers"):
+    """Adds ``--hidden``: comma-separated widths (``625,625``), read by :func:`integers`."""
+    p.add_argument(
+        "--hidden",
+        default=default,
+        check=int_list(),
+        help=f"comma-separated widths of {of}",
+    )
+
+
 def ablation_parser(
     description, variants, variant_help, steps, batch_size=128, xla=False, validation=None
 ):
