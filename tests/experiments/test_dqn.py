@@ -1,6 +1,7 @@
 """The DQN experiment: episode statistics, bad flags (before TensorFlow), a quick run,
 resume. The replay buffer and rollout are tested in tests/zoo/test_replay.py."""
 
+import math
 import json
 import os
 import re
@@ -147,7 +148,9 @@ def test_quick_run_writes_every_output(tmp_path):
                 "sample", "noop", "forward", "backward", "apply", "sync", "train_step",
                 "copy",
             }  # fmt: skip
-            assert min(parts.values()) >= 0  # times: no order asserted on a shared machine
+            # times net of a no-op's, so they may dip below 0: no order asserted on a
+            # shared machine, only that every part was measured
+            assert all(math.isfinite(ms) for ms in parts.values())
         tags, has_graph = read_events(out / "tensorboard" / f"{variant}-seed0")
         assert has_graph
         assert {f"{variant}-seed0/loss", f"{variant}-seed0/episode_return"} <= tags
