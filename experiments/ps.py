@@ -39,6 +39,7 @@ import numpy as np
 
 from experiments.harness import classifiers, flags, rundir
 from layers.errors import RunInterrupted, ZooError
+from zoo import cluster_spec
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 # zoo.distributed.JOBS (not imported: it would start TensorFlow before the flags are
@@ -155,8 +156,8 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     task = task_of(args)
     if task:
-        cluster, job, index = task
-        return run_task(args, flags.integers(args.hidden), cluster, job, index)
+        jobs, job, index = task
+        return run_task(args, flags.integers(args.hidden), jobs, job, index)
     return launch(args)
 
 
@@ -214,23 +215,26 @@ def check_memory(workers, meminfo="/proc/meminfo"):
 
 
 def task_of(args):
-    """Returns ``(cluster, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
+    """Returns ``(jobs, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
+
+    ``jobs`` is ``{job: [address]}`` (:func:`zoo.cluster_spec.parse`); nothing
+    here imports TensorFlow.
 
     Raises:
         ZooError: a cluster spec (or TF_CONFIG) that cannot be read, or a task
-            outside it (:mod:`zoo.distributed`, which starts TensorFlow).
+            outside it.
     """
-    from zoo import distributed
-
     if args.cluster:  # with --job-name (check_cluster_flags)
-        cluster = distributed.parse_cluster(args.cluster)
-        distributed.check_task(cluster, args.job_name, args.task_index)
-        return cluster, args.job_name, args.task_index
-    return distributed.cluster_from_tf_config()
+        jobs = cluster_spec.parse(args.cluster)
+        cluster_spec.check_task(jobs, args.job_name, args.task_index)
+        return jobs, args.job_name, args.task_index
+    return cluster_spec.from_tf_config()
 
 
-def run_task(args, hidden, cluster, job, index):
+def run_task(args, hidden, jobs, job, index):
     """Runs one task: a ps serves until it is stopped; a worker trains, writes its stats.
+
+    ``jobs`` is the cluster as :func:`task_of` returns it.
 
     Returns:
         0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
@@ -241,6 +245,7 @@ def run_task(args, hidden, cluster, job, index):
     from zoo import distributed
 
     v1 = tf.compat.v1
+    cluster = distributed.parse_cluster(jobs)
     if args.parent_pid is not None:  # started by the launcher: end with it
         distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
@@ -315,9 +320,9 @@ def evaluate(args, hidden, checkpoint_dir, test):
     }
 
 
-def task_argv(args, cluster, job, index):
-    """Returns the command line of one task of the local cluster."""
-    spec = json.dumps(cluster.as_dict())
+def task_argv(args, jobs, job, index):
+    """Returns the command line of one task of the local cluster ``jobs``."""
+    spec = json.dumps(jobs)
     argv = [
         sys.executable, "-m", "experiments.ps", "--cluster", spec,
         "--job-name", job, "--task-index", str(index), "--out", args.out,
@@ -342,7 +347,7 @@ class Cluster:
     Args:
         args: the launcher's flags.
         run: the :class:`rundir.RunDir`.
-        cluster: the ``tf.train.ClusterSpec`` of the tasks.
+        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.cluster_spec`).
         network: the :class:`PrivateNetwork` the tasks run in, or None
             (``--expose``: the machine's network).
     """
@@ -370,7 +375,7 @@ class Cluster:
         self.run.write_json(
             "cluster.json",
             {
-                "cluster": self.cluster.as_dict(),
+                "cluster": self.cluster,
                 "pids": pids,
                 "restarts": self.restarts,
                 "network": "private, loopback only" if self.network else "exposed",
@@ -401,7 +406,7 @@ class Cluster:
             for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
                 if code == PORT_IN_USE_EXIT:
                     job, index = name.split("-")
-                    address = self.cluster.task_address(job, int(index))
+                    address = self.cluster[job][int(index)]
                     raise PortInUseError(job, int(index), address)
             if self.processes["ps-0"].poll() is not None:
                 raise ZooError(self.failure("ps-0", "the ps exited"))
@@ -516,7 +521,7 @@ def launch(args):
         with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 children = Cluster(
-                    args, run, distributed.local_cluster(args.workers), network
+                    args, run, cluster_spec.local_cluster(args.workers), network
                 )
                 try:
                     children.start("ps", 0)
@@ -574,7 +579,7 @@ def write_results(args, run, children):
             "model": args.model,
             "steps": args.steps,
             "batch_size": args.batch_size,
-            "cluster": children.cluster.as_dict(),
+            "cluster": children.cluster,
             "network": "exposed" if args.expose else "private, loopback only",
         },
     )

@@ -20,7 +20,7 @@ import tensorflow as tf
 from experiments import ps
 from experiments.bench import gradients as bench_gradients
 from layers import ZooError
-from zoo import distributed
+from zoo import cluster_spec
 
 WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
 
@@ -313,18 +313,16 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
     taken.listen()
     port = taken.getsockname()[1]
     clusters = []
-    real = distributed.local_cluster
+    real = cluster_spec.local_cluster
 
     def local_cluster(workers):
-        cluster = real(workers)
+        jobs = real(workers)
         if not clusters:  # the first cluster's ps gets the taken port
-            spec = cluster.as_dict()
-            spec["ps"] = [f"127.0.0.1:{port}"]
-            cluster = tf.train.ClusterSpec(spec)
-        clusters.append(cluster)
-        return cluster
+            jobs["ps"] = [f"127.0.0.1:{port}"]
+        clusters.append(jobs)
+        return jobs
 
-    monkeypatch.setattr(distributed, "local_cluster", local_cluster)
+    monkeypatch.setattr(cluster_spec, "local_cluster", local_cluster)
     out = tmp_path / "run"
     try:
         ps.main(flags(tiny_data_dir, out, 30, "--workers", "1", "--expose"))
@@ -351,7 +349,7 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
 
 
 def test_job_names_are_the_libraries():  # ps.py names them without importing TF
-    assert ps.JOBS == distributed.JOBS
+    assert ps.JOBS == cluster_spec.JOBS
 
 
 def test_cluster_spec_without_ps_job():
@@ -370,7 +368,7 @@ def test_cluster_without_job_name():
 
 
 def test_worker_with_unreachable_ps_fails_fast(tiny_data_dir):
-    ps_port, worker_port = distributed.free_ports(2)
+    ps_port, worker_port = cluster_spec.free_ports(2)
     spec = f"ps=127.0.0.1:{ps_port};worker=127.0.0.1:{worker_port}"
     with pytest.raises(ZooError, match=f"ps 127.0.0.1:{ps_port}: expected a parameter"):
         ps.main(
@@ -415,7 +413,7 @@ def test_a_task_refuses_another_experiments_run_directory(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "run.json").write_text(json.dumps({"experiment": "experiments.sweep"}))
-    ports = distributed.free_ports(2)
+    ports = cluster_spec.free_ports(2)
     spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
     with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
         ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])
