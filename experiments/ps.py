@@ -42,9 +42,6 @@ from layers.errors import RunInterrupted, ZooError
 from zoo import cluster_spec
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-# zoo.distributed.JOBS (not imported: it would start TensorFlow before the flags are
-# checked; tests/experiments/test_ps.py checks that they agree).
-JOBS = ("ps", "worker")
 STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
 PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
@@ -89,7 +86,7 @@ def build_parser():
     )
     p.add_argument(
         "--job-name",
-        choices=JOBS,
+        choices=cluster_spec.JOBS,
         default=None,
         help="this task's job (with --cluster)",
     )
@@ -162,19 +159,21 @@ def main(argv=None):
 
 
 def check_cluster_flags(args):
-    """Checks what one flag cannot: a task's --cluster and --job-name, the launcher's
-    --workers against the memory (unless --no-memory-check).
+    """Checks what one flag cannot: a task's --cluster, --job-name and --task-index
+    (or TF_CONFIG), the launcher's --workers against the memory (unless
+    --no-memory-check).
 
     Raises:
-        ZooError: --cluster without --job-name or the reverse; more workers than
-            memory holds (:func:`check_memory`).
+        ZooError: --cluster without --job-name or the reverse; a cluster spec or
+            TF_CONFIG that cannot be read, or a task outside it (:func:`task_of`);
+            more workers than memory holds (:func:`check_memory`).
     """
     if bool(args.cluster) != bool(args.job_name):
         raise ZooError(
             "--cluster/--job-name: expected both or neither, found only one; pass "
             "--cluster SPEC --job-name ps|worker --task-index I"
         )
-    launcher = not args.cluster and not os.environ.get("TF_CONFIG")
+    launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
         check_memory(args.workers)
 

@@ -348,10 +348,6 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
         ps.main(["--workers", "1000"])  # refused before anything starts
 
 
-def test_job_names_are_the_libraries():  # ps.py names them without importing TF
-    assert ps.JOBS == cluster_spec.JOBS
-
-
 def test_cluster_spec_without_ps_job():
     with pytest.raises(ZooError, match="cluster: expected a 'ps' job"):
         ps.main(["--cluster", "worker=127.0.0.1:2", "--job-name", "worker"])
@@ -360,6 +356,50 @@ def test_cluster_spec_without_ps_job():
 def test_garbage_cluster_spec():
     with pytest.raises(ZooError, match="cluster: expected 'ps=host:port;worker="):
         ps.main(["--cluster", "nonsense", "--job-name", "worker"])
+
+
+def answer_without_tensorflow(*argv, tf_config=None):
+    """Runs ``python -m experiments.ps ARGV`` (with ``TF_CONFIG`` if given); returns
+    its output and whether it had imported TensorFlow by the time it exited."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['ps', *{list(argv)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('experiments.ps', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    print('exit:', exit.code, 'imported:', 'tensorflow' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    env.update({"TF_CONFIG": tf_config} if tf_config else {})
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout, done.stderr
+
+
+TASK = ["--job-name", "worker", "--task-index", "0"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "tf_config", "message"),
+    [
+        (["--cluster", "BAD", *TASK], None, "cluster: expected 'ps=host:port;worker="),
+        (["--cluster", "ps=h:1;worker=h:99999", *TASK], None,
+         "cluster job 'worker': expected a port in 1..65535"),
+        (["--cluster", "ps=h:1;worker=h:2", "--job-name", "worker", "--task-index", "1"],
+         None, "cluster: expected a task in {'ps': 1, 'worker': 1}"),
+        ([], '{"cluster": {}}', "TF_CONFIG: expected JSON with 'cluster' and 'task'"),
+        ([], '{"cluster": {"ps": ["h:1"]}, "task": {"type": "worker", "index": 0}}',
+         "cluster: expected a 'worker' job"),
+    ],
+)  # fmt: skip
+def test_bad_cluster_and_tf_config_fail_in_one_line_before_tensorflow(
+    argv, tf_config, message
+):
+    out, err = answer_without_tensorflow(*argv, tf_config=tf_config)
+    assert out == "exit: 2 imported: False\n"
+    assert len(err.strip().splitlines()) == 1 and "error: " in err, err
+    assert message in err, err
 
 
 def test_cluster_without_job_name():
