@@ -39,11 +39,9 @@ import numpy as np
 
 from experiments.harness import classifiers, flags, rundir
 from layers.errors import RunInterrupted, ZooError
+from zoo import cluster_spec
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-# zoo.distributed.JOBS (not imported: it would start TensorFlow before the flags are
-# checked; tests/experiments/test_ps.py checks that they agree).
-JOBS = ("ps", "worker")
 STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
 PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
@@ -83,7 +81,7 @@ def build_parser():
     )
     p.add_argument(
         "--job-name",
-        choices=JOBS,
+        choices=cluster_spec.JOBS,
         default=None,
         help="this task's job (with --cluster)",
     )
@@ -150,25 +148,27 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     task = task_of(args)
     if task:
-        cluster, job, index = task
-        return run_task(args, flags.integers(args.hidden), cluster, job, index)
+        jobs, job, index = task
+        return run_task(args, flags.integers(args.hidden), jobs, job, index)
     return launch(args)
 
 
 def check_cluster_flags(args):
-    """Checks what one flag cannot: a task's --cluster and --job-name, the launcher's
-    --workers against the memory (unless --no-memory-check).
+    """Checks what one flag cannot: a task's --cluster, --job-name and --task-index
+    (or TF_CONFIG), the launcher's --workers against the memory (unless
+    --no-memory-check).
 
     Raises:
-        ZooError: --cluster without --job-name or the reverse; more workers than
-            memory holds (:func:`check_memory`).
+        ZooError: --cluster without --job-name or the reverse; a cluster spec or
+            TF_CONFIG that cannot be read, or a task outside it (:func:`task_of`);
+            more workers than memory holds (:func:`check_memory`).
     """
     if bool(args.cluster) != bool(args.job_name):
         raise ZooError(
             "--cluster/--job-name: expected both or neither, found only one; pass "
             "--cluster SPEC --job-name ps|worker --task-index I"
         )
-    launcher = not args.cluster and not os.environ.get("TF_CONFIG")
+    launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
         check_memory(args.workers)
 
@@ -209,23 +209,26 @@ def check_memory(workers, meminfo="/proc/meminfo"):
 
 
 def task_of(args):
-    """Returns ``(cluster, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
+    """Returns ``(jobs, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
+
+    ``jobs`` is ``{job: [address]}`` (:func:`zoo.cluster_spec.parse`); nothing
+    here imports TensorFlow.
 
     Raises:
         ZooError: a cluster spec (or TF_CONFIG) that cannot be read, or a task
-            outside it (:mod:`zoo.distributed`, which starts TensorFlow).
+            outside it.
     """
-    from zoo import distributed
-
     if args.cluster:  # with --job-name (check_cluster_flags)
-        cluster = distributed.parse_cluster(args.cluster)
-        distributed.check_task(cluster, args.job_name, args.task_index)
-        return cluster, args.job_name, args.task_index
-    return distributed.cluster_from_tf_config()
+        jobs = cluster_spec.parse(args.cluster)
+        cluster_spec.check_task(jobs, args.job_name, args.task_index)
+        return jobs, args.job_name, args.task_index
+    return cluster_spec.from_tf_config()
 
 
-def run_task(args, hidden, cluster, job, index):
+def run_task(args, hidden, jobs, job, index):
     """Runs one task: a ps serves until it is stopped; a worker trains, writes its stats.
+
+    ``jobs`` is the cluster as :func:`task_of` returns it.
 
     Returns:
         0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
@@ -236,6 +239,7 @@ def run_task(args, hidden, cluster, job, index):
     from zoo import distributed
 
     v1 = tf.compat.v1
+    cluster = distributed.parse_cluster(jobs)
     if args.parent_pid is not None:  # started by the launcher: end with it
         distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
@@ -310,9 +314,9 @@ def evaluate(args, hidden, checkpoint_dir, test):
     }
 
 
-def task_argv(args, cluster, job, index):
-    """Returns the command line of one task of the local cluster."""
-    spec = json.dumps(cluster.as_dict())
+def task_argv(args, jobs, job, index):
+    """Returns the command line of one task of the local cluster ``jobs``."""
+    spec = json.dumps(jobs)
     argv = [
         sys.executable, "-m", "experiments.ps", "--cluster", spec,
         "--job-name", job, "--task-index", str(index), "--out", args.out,
@@ -337,7 +341,7 @@ class Cluster:
     Args:
         args: the launcher's flags.
         run: the :class:`rundir.RunDir`.
-        cluster: the ``tf.train.ClusterSpec`` of the tasks.
+        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.cluster_spec`).
         network: the :class:`PrivateNetwork` the tasks run in, or None
             (``--expose``: the machine's network).
     """
@@ -365,7 +369,7 @@ class Cluster:
         self.run.write_json(
             "cluster.json",
             {
-                "cluster": self.cluster.as_dict(),
+                "cluster": self.cluster,
                 "pids": pids,
                 "restarts": self.restarts,
                 "network": "private, loopback only" if self.network else "exposed",
@@ -396,7 +400,7 @@ class Cluster:
             for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
                 if code == PORT_IN_USE_EXIT:
                     job, index = name.split("-")
-                    address = self.cluster.task_address(job, int(index))
+                    address = self.cluster[job][int(index)]
                     raise PortInUseError(job, int(index), address)
             if self.processes["ps-0"].poll() is not None:
                 raise ZooError(self.failure("ps-0", "the ps exited"))
@@ -511,7 +515,7 @@ def launch(args):
         with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
                 children = Cluster(
-                    args, run, distributed.local_cluster(args.workers), network
+                    args, run, cluster_spec.local_cluster(args.workers), network
                 )
                 try:
                     children.start("ps", 0)
@@ -569,7 +573,7 @@ def write_results(args, run, children):
             "model": args.model,
             "steps": args.steps,
             "batch_size": args.batch_size,
-            "cluster": children.cluster.as_dict(),
+            "cluster": children.cluster,
             "network": "exposed" if args.expose else "private, loopback only",
         },
     )

@@ -10,10 +10,9 @@ TensorFlow's gRPC server listens on every interface, unauthenticated: a server
 starts only where loopback is the only interface (the launcher's private
 network, :mod:`zoo.loopback`) or with ``expose=True``. Every wait is bounded.
 
-A cluster is given as a dict, a JSON string, a ``TF_CONFIG`` environment
-variable, or a ``--cluster`` string of ``host:port`` lists::
-
-    ps=10.0.0.1:2222;worker=10.0.0.2:2222,10.0.0.3:2222
+A cluster is read and checked without TensorFlow by :mod:`zoo.cluster_spec`
+(a dict, JSON, ``TF_CONFIG`` or ``ps=h:p;worker=h:p,h:p``); :func:`parse_cluster`
+makes its ``tf.train.ClusterSpec``.
 
 Usage::
 
@@ -24,7 +23,6 @@ Usage::
                          batch_size=50, checkpoint_dir="runs/ps/ckpt", checkpoint_every=100)
 """
 
-import json
 import math
 import os
 import signal
@@ -35,167 +33,24 @@ import time
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo import cluster_spec
 from zoo.checkpoints import RunInterrupted, latest_tf_checkpoint
 from zoo.training import NonFiniteLossError, signals_caught
 
 v1 = tf.compat.v1
-JOBS = ("ps", "worker")
 
 
 def parse_cluster(spec):
     """Returns the ``tf.train.ClusterSpec`` that ``spec`` describes.
 
     Args:
-        spec: ``{"ps": ["host:port", ...], "worker": [...]}``, the same as a JSON
-            string, or ``"ps=host:port,...;worker=host:port,..."``.
+        spec: as :func:`zoo.cluster_spec.parse` takes it: a dict, JSON, or
+            ``"ps=host:port,...;worker=host:port,..."``.
 
     Raises:
-        ZooError: the spec cannot be read, has no ``ps`` or no ``worker`` job, an
-            unknown job, or an address that is not ``host:port``.
+        ZooError: as :func:`zoo.cluster_spec.parse`.
     """
-    jobs = _jobs_of(spec)
-    for job in JOBS:
-        if not jobs.get(job):
-            raise ZooError(
-                f"cluster: expected a {job!r} job with at least one host:port, found "
-                f"jobs {sorted(jobs)}; add {job}=host:port to the cluster spec"
-            )
-    unknown = sorted(set(jobs) - set(JOBS))
-    if unknown:
-        raise ZooError(
-            f"cluster: expected only the jobs {list(JOBS)}, found {unknown}; remove them"
-        )
-    for job, addresses in jobs.items():
-        for address in addresses:
-            split_address(address, f"cluster job {job!r}")
-    return tf.train.ClusterSpec({job: list(jobs[job]) for job in JOBS})
-
-
-def _jobs_of(spec):
-    """Turns a dict, JSON or ``job=a,b;job=c`` string into ``{job: [address]}``."""
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text.startswith(("{", "[")):
-            try:
-                spec = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise ZooError(
-                    f'cluster: expected JSON like {{"ps": ["host:port"]}}, found '
-                    f"{text!r} ({err.msg}); fix the JSON"
-                ) from None
-        else:
-            spec = {}
-            for part in filter(None, text.split(";")):
-                job, sep, addresses = part.partition("=")
-                if not sep:
-                    raise ZooError(
-                        f"cluster: expected 'ps=host:port;worker=host:port,...', found "
-                        f"{part!r}; name the job before '='"
-                    )
-                spec[job.strip()] = [a.strip() for a in addresses.split(",") if a.strip()]
-    if not isinstance(spec, dict) or not all(
-        isinstance(v, list | tuple) for v in spec.values()
-    ):
-        raise ZooError(
-            f"cluster: expected a mapping job -> list of host:port, found {spec!r}; pass "
-            "e.g. 'ps=127.0.0.1:2222;worker=127.0.0.1:2223'"
-        )
-    return spec
-
-
-def split_address(address, owner="cluster"):
-    """Returns ``(host, port)`` of ``"host:port"``.
-
-    Raises:
-        ZooError: not a string ``host:port`` with a port in 1..65535.
-    """
-    host, _, port = str(address).rpartition(":")
-    if not isinstance(address, str) or not host or not port.isdigit():
-        raise ZooError(
-            f"{owner}: expected an address host:port, found {address!r}; write it like "
-            "127.0.0.1:2222"
-        )
-    if not 0 < int(port) < 65536:
-        raise ZooError(
-            f"{owner}: expected a port in 1..65535, found {port} in {address!r}; pick "
-            "another port"
-        )
-    return host, int(port)
-
-
-def cluster_from_tf_config(environ=None):
-    """Reads the cluster and this process's task from ``TF_CONFIG``.
-
-    ``TF_CONFIG`` is ``{"cluster": {...}, "task": {"type": "worker", "index": 1}}``.
-
-    Args:
-        environ: mapping to read instead of ``os.environ``.
-
-    Returns:
-        ``(ClusterSpec, job name, task index)``, or None when ``TF_CONFIG`` is unset.
-
-    Raises:
-        ZooError: ``TF_CONFIG`` is not such JSON, or names a task outside the cluster.
-    """
-    text = (os.environ if environ is None else environ).get("TF_CONFIG")
-    if not text:
-        return None
-    try:
-        config = json.loads(text)
-        cluster, task = config["cluster"], config["task"]
-        job, index = task["type"], int(task["index"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise ZooError(
-            f"TF_CONFIG: expected JSON with 'cluster' and 'task': {{'type', 'index'}}, "
-            f"found {text!r}; fix the environment variable"
-        ) from None
-    spec = parse_cluster(cluster)
-    check_task(spec, job, index)
-    return spec, job, index
-
-
-def check_task(cluster, job, index):
-    """Raises ZooError unless task ``index`` of ``job`` is in ``cluster``."""
-    if job not in JOBS or not 0 <= index < cluster.num_tasks(job):
-        tasks = {j: cluster.num_tasks(j) for j in JOBS}
-        raise ZooError(
-            f"cluster: expected a task in {tasks} (job: number of tasks), found "
-            f"job {job!r} index {index}; pass --job-name ps|worker and an index below "
-            "the number of tasks"
-        )
-
-
-def free_ports(count, host="127.0.0.1"):
-    """Returns ``count`` distinct ports that were free on ``host`` a moment ago."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind((host, 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def local_cluster(workers, ps=1, host="127.0.0.1"):
-    """Returns a ClusterSpec of ``ps`` + ``workers`` tasks on free ports of ``host``."""
-    ports = free_ports(ps + workers, host)
-    return tf.train.ClusterSpec(
-        {
-            "ps": [f"{host}:{port}" for port in ports[:ps]],
-            "worker": [f"{host}:{port}" for port in ports[ps:]],
-        }
-    )
-
-
-def network_interfaces():
-    """Returns the sorted names of this process's network interfaces (Linux), or []."""
-    try:
-        with open("/proc/self/net/dev") as f:
-            lines = f.readlines()[2:]
-    except OSError:
-        return []
-    return sorted(line.split(":", 1)[0].strip() for line in lines)
+    return tf.train.ClusterSpec(cluster_spec.parse(spec))
 
 
 def start_server(cluster, job, index, expose=False):
@@ -226,10 +81,10 @@ def start_server(cluster, job, index, expose=False):
             cannot start the server (its message kept).
         PortInUseError: the task's port is already in use.
     """
-    check_task(cluster, job, index)
+    cluster_spec.check_task(cluster.as_dict(), job, index)
     address = cluster.task_address(job, index)
-    _, port = split_address(address)
-    interfaces = network_interfaces()
+    _, port = cluster_spec.split_address(address)
+    interfaces = cluster_spec.network_interfaces()
     if not expose and interfaces != ["lo"]:
         raise ZooError(
             f"{job}:{index}: expected a network with only the loopback interface, since "
@@ -260,7 +115,7 @@ class PortInUseError(ZooError):
     """
 
     def __init__(self, job, index, address):
-        port = split_address(address)[1]
+        port = cluster_spec.split_address(address)[1]
         super().__init__(
             f"{job}:{index}: expected port {port} of {address} to be free, found it in "
             "use; stop the process holding it or give this task another port"
@@ -299,7 +154,7 @@ def wait_for_ps(cluster, timeout, poll=0.2):
     """
     deadline = time.monotonic() + timeout
     for index, address in enumerate(cluster.job_tasks("ps")):
-        host, port = split_address(address)
+        host, port = cluster_spec.split_address(address)
         while True:
             try:
                 socket.create_connection((host, port), timeout=poll).close()

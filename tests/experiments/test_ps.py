@@ -20,7 +20,7 @@ import tensorflow as tf
 from experiments import ps
 from experiments.bench import gradients as bench_gradients
 from layers import ZooError
-from zoo import distributed
+from zoo import cluster_spec
 
 WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
 
@@ -313,18 +313,16 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
     taken.listen()
     port = taken.getsockname()[1]
     clusters = []
-    real = distributed.local_cluster
+    real = cluster_spec.local_cluster
 
     def local_cluster(workers):
-        cluster = real(workers)
+        jobs = real(workers)
         if not clusters:  # the first cluster's ps gets the taken port
-            spec = cluster.as_dict()
-            spec["ps"] = [f"127.0.0.1:{port}"]
-            cluster = tf.train.ClusterSpec(spec)
-        clusters.append(cluster)
-        return cluster
+            jobs["ps"] = [f"127.0.0.1:{port}"]
+        clusters.append(jobs)
+        return jobs
 
-    monkeypatch.setattr(distributed, "local_cluster", local_cluster)
+    monkeypatch.setattr(cluster_spec, "local_cluster", local_cluster)
     out = tmp_path / "run"
     try:
         ps.main(flags(tiny_data_dir, out, 30, "--workers", "1", "--expose"))
@@ -350,10 +348,6 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
         ps.main(["--workers", "1000"])  # refused before anything starts
 
 
-def test_job_names_are_the_libraries():  # ps.py names them without importing TF
-    assert ps.JOBS == distributed.JOBS
-
-
 def test_cluster_spec_without_ps_job():
     with pytest.raises(ZooError, match="cluster: expected a 'ps' job"):
         ps.main(["--cluster", "worker=127.0.0.1:2", "--job-name", "worker"])
@@ -364,13 +358,57 @@ def test_garbage_cluster_spec():
         ps.main(["--cluster", "nonsense", "--job-name", "worker"])
 
 
+def answer_without_tensorflow(*argv, tf_config=None):
+    """Runs ``python -m experiments.ps ARGV`` (with ``TF_CONFIG`` if given); returns
+    its output and whether it had imported TensorFlow by the time it exited."""
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['ps', *{list(argv)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('experiments.ps', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    print('exit:', exit.code, 'imported:', 'tensorflow' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    env.update({"TF_CONFIG": tf_config} if tf_config else {})
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout, done.stderr
+
+
+TASK = ["--job-name", "worker", "--task-index", "0"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "tf_config", "message"),
+    [
+        (["--cluster", "BAD", *TASK], None, "cluster: expected 'ps=host:port;worker="),
+        (["--cluster", "ps=h:1;worker=h:99999", *TASK], None,
+         "cluster job 'worker': expected a port in 1..65535"),
+        (["--cluster", "ps=h:1;worker=h:2", "--job-name", "worker", "--task-index", "1"],
+         None, "cluster: expected a task in {'ps': 1, 'worker': 1}"),
+        ([], '{"cluster": {}}', "TF_CONFIG: expected JSON with 'cluster' and 'task'"),
+        ([], '{"cluster": {"ps": ["h:1"]}, "task": {"type": "worker", "index": 0}}',
+         "cluster: expected a 'worker' job"),
+    ],
+)  # fmt: skip
+def test_bad_cluster_and_tf_config_fail_in_one_line_before_tensorflow(
+    argv, tf_config, message
+):
+    out, err = answer_without_tensorflow(*argv, tf_config=tf_config)
+    assert out == "exit: 2 imported: False\n"
+    assert len(err.strip().splitlines()) == 1 and "error: " in err, err
+    assert message in err, err
+
+
 def test_cluster_without_job_name():
     with pytest.raises(ZooError, match="--cluster/--job-name: expected both or neither"):
         ps.main(["--cluster", "ps=127.0.0.1:1;worker=127.0.0.1:2"])
 
 
 def test_worker_with_unreachable_ps_fails_fast(tiny_data_dir):
-    ps_port, worker_port = distributed.free_ports(2)
+    ps_port, worker_port = cluster_spec.free_ports(2)
     spec = f"ps=127.0.0.1:{ps_port};worker=127.0.0.1:{worker_port}"
     with pytest.raises(ZooError, match=f"ps 127.0.0.1:{ps_port}: expected a parameter"):
         ps.main(
@@ -415,7 +453,7 @@ def test_a_task_refuses_another_experiments_run_directory(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "run.json").write_text(json.dumps({"experiment": "experiments.sweep"}))
-    ports = distributed.free_ports(2)
+    ports = cluster_spec.free_ports(2)
     spec = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
     with pytest.raises(ZooError, match=r"run: expected a run of experiments.ps, found a "):
         ps.main(["--cluster", spec, "--job-name", "worker", "--out", str(out)])
