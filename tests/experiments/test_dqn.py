@@ -1,8 +1,8 @@
 """The DQN experiment: episode statistics, bad flags (before TensorFlow), a quick run,
 resume. The replay buffer and rollout are tested in tests/zoo/test_replay.py."""
 
-import math
 import json
+import math
 import os
 import re
 import signal
