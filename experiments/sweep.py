@@ -357,13 +357,14 @@ def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
     args = flags.parse_args(build_parser(), argv)
     configurations = grid(args)
-    args.hidden = parse_numbers("--hidden", args.hidden, int)
-    if min(args.hidden) <= 0:
+    hidden = parse_numbers("--hidden", args.hidden, int)
+    if min(hidden) <= 0:
         raise ZooError(
-            f"--hidden: expected positive widths, found {args.hidden}; pass e.g. "
+            f"--hidden: expected positive widths, found {hidden}; pass e.g. "
             "--hidden 625,625"
         )
-    run = rundir.run_dir(args, "sweep")
+    run = rundir.run_dir(args, "sweep")  # run.json keeps --hidden as given, for --resume
+    args.hidden = hidden
     data = flags.load_data(args)
     checkpointer = run.checkpointer
 
