@@ -126,7 +126,7 @@ EXPERIMENTS = (
     ),
     Experiment(
         "experiments.rnn",
-        argv=(*TINY, "--batch-size", "32", "--hidden", "8", "--time-steps", "14",
+        argv=(*TINY, "--batch-size", "32", "--hidden", "8", "--time-steps", "2",
               *CHECKPOINT_OFTEN),
         figures=("loss_curves.png", "accuracy.png"),
     ),
