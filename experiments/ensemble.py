@@ -56,23 +56,6 @@ def build_parser():
     return p
 
 
-class BatchFeed:
-    """Makes the feed dict of a batch and keeps the last one, to evaluate more on it.
-
-    Args:
-        x: the images placeholder.
-        y: the one-hot labels placeholder.
-    """
-
-    def __init__(self, x, y):
-        self._x, self._y = x, y
-        self.last = None
-
-    def __call__(self, images, labels):
-        self.last = {self._x: images, self._y: labels}
-        return self.last
-
-
 def split_halves(train, seed):
     """Returns the first and second half of ``train`` as two seeded DataSets."""
     half = train.num_examples // 2
@@ -131,26 +114,17 @@ def run_case(case, args, data, run):
     graph.finalize()
 
     test_feed = {x_test: data.test.images, y_test: data.test.labels}
-    feed = BatchFeed(x, y)
     halves = split_halves(data.train, args.seed)
     result = {"networks": {}}
     print(f"Training ({case} weights)...")
     with tf.compat.v1.Session(graph=graph) as session:
         session.run(init)
         for number, (name, net) in enumerate(zip(NETWORKS, nets, strict=True), start=1):
-            batch_accuracy = {}
-
-            def on_log(step, loss, net=net, name=name, batch_accuracy=batch_accuracy):
-                accuracy = float(session.run(net.accuracy, feed.last))
-                batch_accuracy[step] = accuracy
-                tqdm.write(
-                    f"  step, loss, accurary = {step:6d}: {loss:7.3f}, {accuracy:7.3f}"
-                )
-                training.add_scalar(writer, f"{name}/loss", loss, step)
-                training.add_scalar(writer, f"{name}/batch_accuracy", accuracy, step)
-
             print(f"  Network No.{number} :")
             network_start = time.perf_counter()
+            # The batch accuracy is fetched with the loss, from the same forward pass
+            # (before the step's update), and checkpointed with it: a resumed run
+            # logs the same numbers.
             logged, steps_per_second = training.train_loop(
                 session,
                 train_ops[number - 1],
@@ -158,14 +132,19 @@ def run_case(case, args, data, run):
                 halves[number - 1],
                 args.steps,
                 args.batch_size,
-                feed,
+                lambda images, labels: {x: images, y: labels},
                 log_every=flags.log_period(args.steps),
                 desc=f"{case}/{name}",
-                on_log=on_log,
+                metrics={"batch_accuracy": net.accuracy},
                 checkpointer=run.checkpointer,
             )
-            # Steps restored by --resume have their loss but no batch accuracy (None).
-            log = [[step, loss, batch_accuracy.get(step)] for step, loss in logged]
+            log = [[step, loss, values["batch_accuracy"]] for step, loss, values in logged]
+            for step, loss, accuracy in log:
+                tqdm.write(
+                    f"  step, loss, accurary = {step:6d}: {loss:7.3f}, {accuracy:7.3f}"
+                )
+                training.add_scalar(writer, f"{name}/loss", loss, step)
+                training.add_scalar(writer, f"{name}/batch_accuracy", accuracy, step)
             accuracy = float(session.run(evaluations[number - 1].accuracy, test_feed))
             training.add_scalar(writer, f"{name}/test_accuracy", accuracy, args.steps)
             result["networks"][name] = {

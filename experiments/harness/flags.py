@@ -393,13 +393,19 @@ def _inferred_check(action):
 
 
 def _given(p, argv):
-    """Returns the dests of the flags ``argv`` passes explicitly."""
+    """Returns the dests of the flags ``argv`` passes explicitly.
+
+    Defaults are hidden meanwhile: the actions' and the parser's own
+    (``set_defaults``), which argparse would otherwise put in the namespace.
+    """
     saved = [(action, action.default) for action in p._actions]
+    parser_defaults, p._defaults = p._defaults, {}
     try:
         for action in p._actions:
             action.default = argparse.SUPPRESS
         return set(vars(p.parse_args(argv))) & {action.dest for action in p._actions}
     finally:
+        p._defaults = parser_defaults
         for action, default in saved:
             action.default = default
 

@@ -660,3 +660,13 @@ def runner_root():
 def test_a_list_an_older_run_json_recorded_reads_as_the_comma_separated_flag():
     assert flags.int_list()(128) is None and flags.int_list()(0) is not None
     assert flags.integers([128, 64]) == flags.integers("128,64") == (128, 64)
+
+
+def test_a_default_the_parser_sets_is_not_taken_for_a_flag_given(tmp_path):
+    p = flags.parser("toy", steps=10, batch_size=8, data=False)
+    p.set_defaults(checkpoint_every=5000)  # as dqn does
+    out = str(tmp_path / "run")
+    args = flags.parse_args(p, ["--checkpoint-every", "10", "--out", out])
+    rundir.run_dir(args, "toy")
+    resumed = flags.parse_args(p, ["--resume", out])
+    assert "checkpoint_every" not in resumed.given and resumed.checkpoint_every == 10
