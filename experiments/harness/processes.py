@@ -5,8 +5,8 @@ leave the terminal's process group, so a Ctrl-C reaches this process alone,
 which passes it on: each running task stops as on a signal of its own (its
 training loop checkpoints and raises RunInterrupted) the next time it calls
 :func:`stop_if_asked`, and tasks not started yet are skipped. Importing this
-module imports no TensorFlow; each worker starts it as the parent did
-(:mod:`experiments.harness.startup`).
+module imports no TensorFlow; where the parent started it quietly
+(:mod:`experiments.harness.startup`), each worker starts it the same way first.
 
 Usage::
 
@@ -43,11 +43,12 @@ def stop_if_asked():
         signal.raise_signal(signum)
 
 
-def _start_worker(stop):
+def _start_worker(stop, quiet_tensorflow):
     global _STOP
     os.setpgrp()  # a Ctrl-C reaches the parent alone, which passes it on once
     _STOP = stop
-    startup.import_tensorflow()  # as quietly as the parent did
+    if quiet_tensorflow:  # before a task's arguments import it, unfiltered
+        startup.import_tensorflow()
 
 
 def _work(function, task):
@@ -101,7 +102,9 @@ def run_in_processes(function, tasks, jobs, name, command):
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with context.Pool(jobs, _start_worker, (stop,), maxtasksperchild=1) as pool:
+        with context.Pool(
+            jobs, _start_worker, (stop, startup.silenced_here()), maxtasksperchild=1
+        ) as pool:
             pending = [pool.apply_async(_work, (function, task)) for task in tasks]
             outcomes = [result.get() for result in pending]
     finally:

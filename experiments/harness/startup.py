@@ -55,6 +55,11 @@ def import_tensorflow():
     return tensorflow
 
 
+def silenced_here():
+    """True when :func:`import_tensorflow` chose the log level (not the user)."""
+    return os.environ.get(_CHOSEN_HERE) == "1"
+
+
 def is_startup_line(line):
     """True for a C++ INFO/WARNING log line, or the lines absl prints around them."""
     return bool(_LOG_LINE.match(line)) or line.startswith(_STARTUP_LINES)
