@@ -15,11 +15,12 @@ install:
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
 
+# Two pytest workers: the subprocess-heavy tests (runs, kills, clusters) overlap.
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 test-fast:
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 lint:
 	$(PY) -m ruff check layers zoo experiments tests

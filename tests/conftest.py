@@ -6,15 +6,15 @@ import os
 import pathlib
 import signal
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from experiments.harness import flags, startup
+from zoo.data import FILES, DataSet, write_idx
 
-from experiments.harness import flags  # noqa: E402
+tf = startup.import_tensorflow()  # as the experiments do: without its start-up lines
+
 from zoo.batches import GraphBatches  # noqa: E402
-from zoo.data import FILES, DataSet, write_idx  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"

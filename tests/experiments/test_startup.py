@@ -10,7 +10,8 @@ START = "from experiments.harness import startup\nstartup.import_tensorflow()\np
 
 
 def start(env_level):
-    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    ours = ("TF_CPP_MIN_LOG_LEVEL", startup._CHOSEN_HERE)  # this process's choice
+    env = {k: v for k, v in os.environ.items() if k not in ours}
     if env_level is not None:
         env["TF_CPP_MIN_LOG_LEVEL"] = env_level
     return subprocess.run(
