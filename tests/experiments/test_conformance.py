@@ -596,6 +596,21 @@ def test_defaults_are_accepted(module, no_work):
         module.main([])
 
 
+@pytest.mark.parametrize("row", RUN_ROWS, ids=lambda row: row.module)
+def test_resume_refuses_another_experiments_run(row, tmp_path, data_dir):
+    from experiments import autoencoder, gan
+
+    other = gan if row.module == "experiments.autoencoder" else autoencoder
+    run = str(tmp_path / "other")
+    rundir.run_dir(flags.parse_args(other.build_parser(), ["--out", run]), "other")
+    argv = ["--data-dir", data_dir] if "{data}" in row.argv else []
+    with pytest.raises(
+        ZooError, match=rf"expected a run of {row.module}, found a run of {other.__name__}"
+    ):
+        MODULES[row.module].main([*argv, "--resume", run])
+    assert sorted(os.listdir(run)) == [".lock", "run.json"]  # nothing started there
+
+
 def test_resume_refuses_an_empty_or_foreign_directory(tmp_path, no_work):
     from experiments import autoencoder
 

@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import autoencoder, dqn
-from experiments.harness import flags, record, rundir
+from experiments import dqn
+from experiments.harness import record, rundir
 from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
@@ -95,18 +95,6 @@ def test_help_and_flag_errors_answer_before_tensorflow_starts():
     out = answer_without_tensorflow("--env", "CartPol-v1")  # checked with gymnasium
     assert "error: --env: expected a gymnasium environment id" in out
     assert "imported: False True" in out
-
-
-def test_resume_of_another_experiment_is_refused(tmp_path):
-    other = str(tmp_path / "autoencoder")
-    args = flags.parse_args(autoencoder.build_parser(), ["--out", other])
-    rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
-    with pytest.raises(
-        ZooError,
-        match=r"expected a run of experiments.dqn, found a run of experiments.autoencoder",
-    ):
-        dqn.main(["--quick", "--resume", other])
-    assert not os.path.exists(os.path.join(other, "checkpoints"))
 
 
 def test_resume_with_other_flags_is_refused(tmp_path):

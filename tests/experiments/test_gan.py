@@ -3,16 +3,12 @@
 import json
 import math
 import os
-import signal
 
 import pytest
 
-from experiments import autoencoder, gan
-from experiments.harness import flags, rundir
-from layers import ZooError
-from tests.conftest import on_graph_batch, raising, refused_in_one_line
+from experiments import gan
+from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
-from zoo import training
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 SMALL = ["--samples", "200", "--classifier-steps", "100", "--batch-size", "32"]
@@ -62,43 +58,6 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
     assert variants["shared"]["fcd"][0] == variants["unshared"]["fcd"][0]
     assert variants["shared"]["final_fcd"] < variants["shared"]["fcd"][0][1]
     assert_png(out / "fcd.png")
-
-
-@pytest.mark.slow
-def test_sigterm_then_resume_gives_the_uninterrupted_results(
-    tiny_data_dir, tmp_path, monkeypatch
-):
-    flags = ["--data-dir", tiny_data_dir, "--steps", "24", "--evals", "2", "--hidden", "16"]
-    flags += ["--samples", "50", "--classifier-steps", "10", "--checkpoint-every", "5"]
-    flags += ["--batch-size", "16", "--variant", "shared"]
-    straight, broken = tmp_path / "straight", tmp_path / "broken"
-    gan.main([*flags, "--out", str(straight)])
-    # classifier 10 steps, then shared step 15: the second of its two chunks
-    on_graph_batch(monkeypatch, 10 + 15, raising(signal.SIGTERM))
-    with pytest.raises(training.RunInterrupted, match="shared-24: interrupted by SIGTERM"):
-        gan.main([*flags, "--out", str(broken)])
-    monkeypatch.undo()
-    gan.main([*flags, "--resume", str(broken)])
-
-    expected, resumed = (
-        json.loads((run / "results.json").read_text()) for run in (straight, broken)
-    )
-    assert resumed["classifier"]["test_accuracy"] == expected["classifier"]["test_accuracy"]
-    assert resumed["real_floor_fcd"] == expected["real_floor_fcd"]
-    for key in ("fcd", "losses", "discriminator_outputs"):
-        assert resumed["variants"]["shared"][key] == expected["variants"]["shared"][key]
-
-
-def test_resume_of_another_experiments_directory_is_refused(tmp_path, tiny_data_dir):
-    other = str(tmp_path / "autoencoder")
-    args = flags.parse_args(autoencoder.build_parser(), ["--out", other])
-    rundir.run_dir(args, "autoencoder")  # what the autoencoder experiment starts with
-    with pytest.raises(
-        ZooError,
-        match=r"expected a run of experiments.gan, found a run of experiments.autoencoder",
-    ):
-        gan.main(["--data-dir", tiny_data_dir, "--resume", other])
-    assert not os.path.exists(os.path.join(other, "checkpoints"))
 
 
 @pytest.mark.parametrize(
