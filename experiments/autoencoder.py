@@ -132,11 +132,7 @@ def plot_reconstructions(originals, reconstructions):
 
 
 def main(argv=None):
-    """Runs the experiment; see ``--help``.
-
-    Raises:
-        ZooError: bad flags, an existing run directory, or missing/corrupt data.
-    """
+    """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
     args, data, run = rundir.start(build_parser(), argv, "autoencoder")
     variants = flags.chosen_variants(args, VARIANTS)
     results, reconstructions = {}, {}

@@ -76,7 +76,7 @@ def build_parser():
         "--hidden",
         type=int,
         default=256,
-        help="width of the hidden layer of the generator and of the discriminator",
+        help="hidden width of generator and discriminator",
     )
     p.add_argument(
         "--evals",

@@ -39,15 +39,12 @@ def build_parser():
         VARIANTS,
         "one cell for all time steps (shared), a cell per step (per_step), or both",
         steps=2000,
+        learning_rate=1e-3,  # Adam's
     )
     p.add_argument("--hidden", type=int, default=128, help="width of the GRU state")
     p.add_argument(
-        "--time-steps",
-        type=int,
-        default=28,
-        help="time steps per image; each reads 784 / N pixels (28: one row per step)",
+        "--time-steps", type=int, default=28, help="784 / N pixels per step (28: one row)"
     )
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
     p.add_check(check_time_steps)
     return p
 
@@ -158,12 +155,7 @@ def accuracy_figure(results):
 
 
 def main(argv=None):
-    """Runs the experiment; see ``--help``.
-
-    Raises:
-        ZooError: bad flags, an existing run directory (or one of another
-            experiment to resume), or missing/corrupt data.
-    """
+    """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
     args, data, run = rundir.start(build_parser(), argv, "rnn")
     variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}

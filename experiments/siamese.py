@@ -55,6 +55,7 @@ def build_parser():
         "one tower for both images (shared), a tower per image (two_towers), or both",
         steps=5000,
         xla=True,
+        learning_rate=1e-3,  # Adam's
         validation="training examples held out from the start of the training split; "
         "the verification threshold is chosen on their pairs (on training pairs with 0)",
     )
@@ -64,9 +65,8 @@ def build_parser():
         "--margin",
         type=float,
         default=1.0,
-        help="contrastive margin: pairs of two classes further apart cost nothing",
+        help="distance beyond which unlike pairs cost 0",
     )
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam's rate")
     p.add_argument(
         "--gallery",
         type=int,
@@ -270,12 +270,7 @@ def nearest_neighbour_accuracy(queries, query_labels, gallery, gallery_labels, c
 
 
 def main(argv=None):
-    """Runs the experiment; see ``--help``.
-
-    Raises:
-        ZooError: bad flags, an existing run directory (or one of another
-            experiment to resume), or missing/corrupt data.
-    """
+    """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
     args, data, run = rundir.start(build_parser(), argv, "siamese")
     variants = flags.chosen_variants(args, VARIANTS)
     results, shown = {}, {}

@@ -440,7 +440,14 @@ def add_hidden_flag(p, default, of="the hidden layers"):
 
 
 def ablation_parser(
-    description, variants, variant_help, steps, batch_size=128, xla=False, validation=None
+    description,
+    variants,
+    variant_help,
+    steps,
+    batch_size=128,
+    xla=False,
+    validation=None,
+    learning_rate=None,
 ):
     """Returns the parser of an ablation whose variants train by ``train_variant``.
 
@@ -457,9 +464,18 @@ def ablation_parser(
         xla: compile the K-step loop by default.
         validation: the help of ``--validation``, when it serves more than holding
             examples out.
+        learning_rate: the default of ``--learning-rate`` (the optimizer's rate);
+            None adds no such flag.
     """
     p = parser(description, steps=steps, batch_size=batch_size)
     add_variant_flag(p, variants, help=variant_help)
+    if learning_rate is not None:
+        p.add_argument(
+            "--learning-rate",
+            type=float,
+            default=learning_rate,
+            help="the optimizer's rate",
+        )
     add_validation_flag(p, *([validation] if validation else []))
     add_loop_flags(p, xla=xla)
     return p
