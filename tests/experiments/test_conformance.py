@@ -739,9 +739,12 @@ def test_the_page_registers_its_builder_and_shares_the_reader(monkeypatch):
 def test_the_page_s_make_target_runs_the_example(tmp_path):
     makefile = tmp_path / "Makefile"
     makefile.write_text((REPO / "Makefile").read_text() + "\n" + doc_make_target())
+    outer = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")  # under `make test`: a make of its own
     dry = subprocess.run(
-        ["make", "-n", "-f", str(makefile), "experiment-halves", "DATA_DIR=/d"],
+        ["make", "-n", "--no-print-directory", "-f", str(makefile), "experiment-halves",
+         "DATA_DIR=/d"],
         cwd=REPO, capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if k not in outer},
     )  # fmt: skip
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.split() == [".venv/bin/python", "-m", EXAMPLE.module, "--data-dir",
