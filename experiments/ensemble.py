@@ -103,6 +103,13 @@ def run_case(case, args, data, run):
             train_ops.append(
                 make_optimizer(learning_rate).minimize(net.loss, var_list=variables)
             )
+        # The batch accuracy the seed prints: the step's batch just after its update, as
+        # a metric fetched with the step (logged and checkpointed like the loss).
+        accuracies_after_update = []
+        for net, train_op in zip(nets, train_ops, strict=True):
+            with tf.control_dependencies([train_op]):
+                again = mlp_classifier(x, y, scope=net.scope_name, reuse=True)
+            accuracies_after_update.append(again.accuracy)
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         y_test = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
         evaluations = [
@@ -122,9 +129,6 @@ def run_case(case, args, data, run):
         for number, (name, net) in enumerate(zip(NETWORKS, nets, strict=True), start=1):
             print(f"  Network No.{number} :")
             network_start = time.perf_counter()
-            # The batch accuracy is fetched with the loss, from the same forward pass
-            # (before the step's update), and checkpointed with it: a resumed run
-            # logs the same numbers.
             logged, steps_per_second = training.train_loop(
                 session,
                 train_ops[number - 1],
@@ -135,7 +139,7 @@ def run_case(case, args, data, run):
                 lambda images, labels: {x: images, y: labels},
                 log_every=flags.log_period(args.steps),
                 desc=f"{case}/{name}",
-                metrics={"batch_accuracy": net.accuracy},
+                metrics={"batch_accuracy": accuracies_after_update[number - 1]},
                 checkpointer=run.checkpointer,
             )
             log = [[step, loss, values["batch_accuracy"]] for step, loss, values in logged]
