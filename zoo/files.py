@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 
+TEMPORARY_PREFIX = ".tmp-"  # of the files atomic_write renames into place
+
 
 def atomic_write(path, data):
     """Writes ``data`` (bytes or str) to ``path`` through a temporary file and a rename.
@@ -23,7 +25,9 @@ def atomic_write(path, data):
         OSError: the file could not be written (full disk, no permission...).
     """
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".tmp-{os.getpid()}-{os.path.basename(path)}")
+    tmp = os.path.join(
+        directory, f"{TEMPORARY_PREFIX}{os.getpid()}-{os.path.basename(path)}"
+    )
     payload = data if isinstance(data, bytes) else data.encode()
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)

@@ -25,7 +25,7 @@ import socket
 
 from experiments.harness import flags, record
 from layers.errors import ZooError
-from zoo.files import atomic_write, write_json
+from zoo.files import TEMPORARY_PREFIX, atomic_write, write_json
 
 LOCK = ".lock"
 _HELD = {}  # real path -> open, flocked lock file; released when the process exits
@@ -97,6 +97,8 @@ class RunDir:
             _lock(path)
         if overwrite:
             _clear(path)
+        if resume and lock:
+            _remove_temporaries(path)
 
     def file(self, name):
         """Returns the path of ``name`` inside the run directory."""
@@ -210,6 +212,14 @@ def _lock(path):
     lock.write(f"pid {os.getpid()} on {socket.gethostname()} since {record.now()}\n")
     lock.flush()
     _HELD[key] = lock
+
+
+def _remove_temporaries(path):
+    """Deletes the half-written ``.tmp-*`` files of a killed process (the lock is ours)."""
+    for directory, _, names in os.walk(path):
+        for name in names:
+            if name.startswith(TEMPORARY_PREFIX):
+                os.remove(os.path.join(directory, name))
 
 
 def _clear(path):

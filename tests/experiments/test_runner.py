@@ -670,3 +670,14 @@ def test_a_default_the_parser_sets_is_not_taken_for_a_flag_given(tmp_path):
     rundir.run_dir(args, "toy")
     resumed = flags.parse_args(p, ["--resume", out])
     assert "checkpoint_every" not in resumed.given and resumed.checkpoint_every == 10
+
+
+def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
+    out = tmp_path / "run"
+    toy.main(["--steps", "10", "--checkpoint-every", "5", "--out", str(out)])
+    left = [out / ".tmp-99999-results.json", out / "checkpoints" / ".tmp-99999-00-net0.npz"]
+    for path in left:
+        path.write_text("half written")
+    toy.main(["--steps", "10", "--resume", str(out)])
+    assert not any(path.exists() for path in left)
+    assert (out / "results.json").exists()
