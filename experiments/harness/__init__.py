@@ -6,6 +6,7 @@
 - :mod:`.rundir`: the run directory (lock, atomic results, figures, checkpointer).
 - :mod:`.train`: training a variant from its build functions (K steps per run, XLA).
 - :mod:`.figures`: the figures the ablations share.
+- :mod:`.seeds`: the seeds' published figures (``seeds.json``) runs are compared with.
 - :mod:`.classifiers`: the classifiers a script trains by name (``--model``).
 - :mod:`.processes`: seeds run in worker processes, signals forwarded.
 
