@@ -21,6 +21,9 @@ Usage::
     python -m experiments.snapshot --data-dir DIR --quick --out runs/snapshot/quick
 """
 
+import io
+import os
+
 import numpy as np
 
 from experiments.harness import figures, flags, rundir
@@ -110,12 +113,15 @@ def train(args, hidden, data, run):
         ``(logged, steps_per_second, lag, test_accuracy)``: the loop's log (step,
         loss, metrics), its speed, the largest difference between the past
         network's outputs after the last step and the current network's before it
-        (None when that step ran in an earlier, interrupted process) and the test
-        accuracy.
+        (None for a run of fewer than 2 steps) and the test accuracy. The current
+        network's probe outputs before the last
+        step are kept in the run directory, so a resumed run that skips that step
+        still makes the check.
     """
     import tensorflow as tf
 
     from zoo import training
+    from zoo.files import atomic_write
     from zoo.models import mlp_classifier
     from zoo.state import frozen_copy
 
@@ -135,11 +141,12 @@ def train(args, hidden, data, run):
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
             sess.run(past.sync_op)
-            before_last = {}
+            before_last = run.file(f"probe_before_step_{args.steps - 1}.npy")
 
             def on_log(step, _loss):
                 if step == args.steps - 2:  # current now holds the last step's input
-                    before_last["y_pred"] = sess.run(current.y_pred, {x: probe})
+                    outputs = sess.run(current.y_pred, {x: probe})
+                    atomic_write(before_last, _npy_bytes(outputs))
 
             logged, steps_per_second = training.train_loop(
                 sess,
@@ -159,8 +166,17 @@ def train(args, hidden, data, run):
             test_accuracy = sess.run(
                 current.accuracy, {x: data.test.images, y: data.test.labels}
             )
-    lag = float(np.abs(past_after - before_last["y_pred"]).max()) if before_last else None
+    if not os.path.exists(before_last):  # fewer than 2 steps: no step before the last
+        return logged, steps_per_second, None, test_accuracy
+    lag = float(np.abs(past_after - np.load(before_last)).max())
     return logged, steps_per_second, lag, test_accuracy
+
+
+def _npy_bytes(array):
+    """Returns ``array`` in the ``.npy`` format."""
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
 
 
 def main(argv=None):

@@ -154,9 +154,6 @@ VOLATILE = {
     r"command|argv": "how the last process was started: a resume is `--resume DIR` alone",
     r".*seconds.*|.*_s|.*_ms": "wall-clock times (of the last process after a resume)",
     r".*per_second|.*speedup.*": "speeds, and ratios of wall-clock times",
-    r"past_lags_one_step_max_abs_diff": "experiments.snapshot's check that the past "
-    "network lags one step, made by the process that ran the step before the last: None "
-    "after a resume with no step left to run",
 }
 RUN_TIMEOUT = 300  # seconds any one run may take before it is stopped and the test fails
 # With the module's name, seeds the delay before the SIGKILL; set it to try others.
