@@ -30,7 +30,7 @@ def transition_placeholders():
     ]
 
 
-def build(target_network=True, period=1000, tau=1.0, gamma=0.9):
+def build(target_network=True, period=1000, tau=1.0, gamma=0.9, double=False):
     """Builds a DQN on placeholders (4 observations, 3 actions) and a feed for it."""
     placeholders = transition_placeholders()
     v1.set_random_seed(1)
@@ -38,6 +38,7 @@ def build(target_network=True, period=1000, tau=1.0, gamma=0.9):
         *placeholders,
         3,
         target_network=target_network,
+        double=double,
         period=period,
         tau=tau,
         gamma=gamma,
@@ -223,3 +224,26 @@ def test_next_action_is_the_argmax_after_the_step(graph):
     after = session.run(model.greedy_action, {placeholders[0]: observations})
     assert (fused == after).all()
     assert (fused != before).any()  # the step (a large one) changed some choices
+
+
+def test_double_dqn_the_online_network_picks_the_target_network_values(graph):
+    gamma = 0.9
+    model, feed = build(gamma=gamma, double=True)
+    variables = len(v1.global_variables())
+    session = start(model)
+    for _ in range(20):  # online drifts from the target (synced every 1,000 updates)
+        session.run(model.train_op, feed)
+    _, _, rewards, next_observations, terminated = feed.values()
+    chooser = session.run(model.online.q_values, {list(feed)[0]: next_observations})
+    values = session.run(model.target.output.q_values, feed)
+    picked = chooser.argmax(axis=1)
+    expected = rewards + gamma * (1 - terminated) * values[np.arange(BATCH), picked]
+    np.testing.assert_allclose(session.run(model.td_target, feed), expected, rtol=1e-5)
+    assert (picked != values.argmax(axis=1)).any()  # plain DQN's max would differ here
+    assert len(v1.global_variables()) == variables  # the online re-read made nothing
+
+
+def test_double_dqn_without_a_target_network_is_refused(graph):
+    with pytest.raises(ZooError, match=r"dqn: expected a target network with double=Tru"):
+        build(target_network=False, double=True)
+    assert v1.global_variables() == []

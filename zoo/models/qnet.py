@@ -90,23 +90,30 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
         )
 
 
-def td_target(rewards, terminated, next_q, gamma):
-    """Returns ``r + gamma * (1 - terminated) * max_a next_q``, gradients stopped.
+def td_target(rewards, terminated, next_q, gamma, chooser_q=None):
+    """Returns ``r + gamma * (1 - terminated) * next_q[a*]``, gradients stopped.
 
-    A truncated episode (time limit) is not terminated: its last transition
-    still bootstraps from the next state.
+    ``a*`` is ``argmax_a next_q`` (DQN: the max), or ``argmax_a chooser_q``
+    (double DQN, van Hasselt et al. 2016: the online network picks the next
+    action, the target network values it). A truncated episode (time limit) is
+    not terminated: its last transition still bootstraps from the next state.
 
     Args:
         rewards: [batch] float rewards.
         terminated: [batch] float, 1.0 where the episode ended in that transition.
         next_q: [batch, n_actions] values of the next observations.
         gamma: discount factor.
+        chooser_q: None, or [batch, n_actions] values whose argmax picks ``a*``.
 
     Returns:
         [batch] tensor under ``tf.stop_gradient``.
     """
-    best_next = tf.reduce_max(next_q, axis=1)
-    return tf.stop_gradient(rewards + gamma * (1.0 - terminated) * best_next)
+    if chooser_q is None:
+        next_value = tf.reduce_max(next_q, axis=1)
+    else:
+        chosen = tf.one_hot(tf.argmax(chooser_q, axis=1), tf.shape(next_q)[1])
+        next_value = tf.reduce_sum(next_q * tf.cast(chosen, next_q.dtype), axis=1)
+    return tf.stop_gradient(rewards + gamma * (1.0 - terminated) * next_value)
 
 
 def huber(errors, delta=1.0):
@@ -166,6 +173,7 @@ def dqn(
     n_actions,
     *,
     target_network=True,
+    double=False,
     period=500,
     tau=1.0,
     gamma=0.99,
@@ -194,6 +202,9 @@ def dqn(
         terminated: [batch] float, 1.0 where the episode terminated (not truncated).
         n_actions: number of actions.
         target_network: False reads the next-state values from the online network.
+        double: double DQN: the online network (a ``reuse=True`` build on the next
+            observations) picks the next action, the target network values it;
+            needs ``target_network``.
         period: sync the target every ``period`` updates (DQN's C); >= 1.
         tau: the sync's step, in (0, 1]: 1.0 copies, 0.005 is a Polyak update.
         gamma: discount factor in [0, 1].
@@ -212,13 +223,19 @@ def dqn(
 
     Raises:
         ZooError: ``period`` < 1, ``tau`` outside (0, 1], ``gamma`` outside
-            [0, 1]; raised before any variable is made.
+            [0, 1], ``double`` without ``target_network``; raised before any
+            variable is made.
         ShapeError, ScopeError, EagerError: as :func:`q_network` (the online
             network, built first, checks ``n_actions`` and ``hidden``).
     """
     with builder_scope(scope, reuse=False) as var_scope:
         owner = var_scope.name
         _check_dqn_args(owner, period, tau, gamma)
+        if double and not target_network:
+            raise ZooError(
+                f"{owner}: expected a target network with double=True, found "
+                "target_network=False; pass target_network=True, or double=False"
+            )
         online = q_network(observations, n_actions, scope="online", hidden=hidden)
         snapshot = None
         if target_network:
@@ -238,7 +255,12 @@ def dqn(
             tf.cast(actions, tf.int32), n_actions, dtype=online.q_values.dtype
         )
         q_taken = tf.reduce_sum(online.q_values * taken, axis=1)
-        y = td_target(rewards, terminated, next_q, gamma)
+        chooser_q = None
+        if double:
+            chooser_q = q_network(
+                next_observations, n_actions, scope="online", reuse=True, hidden=hidden
+            ).q_values
+        y = td_target(rewards, terminated, next_q, gamma, chooser_q)
         loss = tf.identity(huber(q_taken - y), name="loss")
         updates = tf.compat.v1.get_variable(
             "updates", [], tf.int64, tf.zeros_initializer(), trainable=False
