@@ -11,9 +11,12 @@ it (quietly, :mod:`experiments.harness.startup`) once the flags are good::
 
     def main(argv=None):
         args = flags.parse_args(build_parser(), argv)  # every flag checked first
-        from experiments.harness import rundir        # now TensorFlow may load
         run = rundir.run_dir(args, "autoencoder")      # run.json, lock, --resume
+        import tensorflow as tf                        # started by parse_args
         ...
+
+(:func:`experiments.harness.rundir.start` does the first steps in one call: flags,
+data, run directory.)
 
     if __name__ == "__main__":
         flags.entry_point(main)

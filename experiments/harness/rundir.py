@@ -115,12 +115,10 @@ class RunDir:
         experiment, its flags and data (from run.json), the code version and the
         machine at the end of the run (:func:`experiments.harness.record.machine`).
         """
-        started = (self.record or {}).get("started", {})
+        saved = self.record or {}
         origin = {
-            "experiment": (self.record or {}).get("experiment"),
-            "flags": (self.record or {}).get("flags"),
-            "data": (self.record or {}).get("data"),
-            "code_version": started.get("code_version"),
+            **{key: saved.get(key) for key in ("experiment", "flags", "data")},
+            "code_version": saved.get("started", {}).get("code_version"),
             "machine": record.machine(),
         }
         self.write_json(name, {**origin, **results})

@@ -95,7 +95,7 @@ def train_variant(
         },
         "dataset": data.name,
         "train_examples": data.train.num_examples,
-        **settings(args, log_every),
+        **_settings(args, log_every),
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": steps_per_second,
     }
@@ -162,7 +162,7 @@ def _report(writer, variant, metrics, step):
     print(f"{variant}: " + ", ".join(f"{tag} = {n:.6g}" for tag, n in found.items()))
 
 
-def settings(args, log_every):
+def _settings(args, log_every):
     """Returns the loop's settings for a variant's results."""
     return {
         "steps": args.steps,

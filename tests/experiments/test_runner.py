@@ -681,3 +681,9 @@ def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
     toy.main(["--steps", "10", "--resume", str(out)])
     assert not any(path.exists() for path in left)
     assert (out / "results.json").exists()
+
+
+def test_the_steps_per_run_bound_is_the_window_graph_batches_draw_from():
+    from zoo.batches import GraphBatches
+
+    assert flags.MAX_STEPS_PER_RUN == GraphBatches.DEFAULT_WINDOW  # written twice
