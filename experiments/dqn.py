@@ -40,7 +40,7 @@ import numpy as np
 from experiments.harness import figures, flags, processes, record, rundir
 from layers.errors import ZooError
 
-VARIANTS = ("none", "hard", "polyak")
+VARIANTS = ("none", "hard", "polyak", "double")
 WINDOW = 100
 """Episodes averaged for "solved": CartPole-v1 counts as solved at a 100-episode
 mean of its ``reward_threshold`` (475)."""
@@ -48,8 +48,9 @@ PROFILE_CALLS = 200
 """Calls per timed batch of the step profile (``--profile-calls``)."""
 SETTINGS = (
     "env", "variant", "seed", "seeds", "steps", "batch_size", "learning_rate", "gamma",
-    "buffer_size", "learning_starts", "train_every", "epsilon_start", "epsilon_end",
-    "epsilon_decay", "target_period", "tau", "hidden",
+    "buffer_size", "learning_starts", "train_every", "updates_per_train", "max_grad_norm",
+    "epsilon_start", "epsilon_end", "epsilon_decay", "target_period", "tau", "hidden",
+    "eval_episodes",
 )  # fmt: skip
 """The flags that shape the numbers (``settings`` in results.json)."""
 
@@ -58,13 +59,14 @@ def build_parser():
     """Returns the experiment's parser: the shared flags plus DQN's, each with its range."""
     p = flags.parser(
         "DQN on a gymnasium environment with no target network, a hard copy every C "
-        "updates, or Polyak averaging; several seeds each.",
-        steps=49000,
+        "updates, Polyak averaging, or double DQN; several seeds each. The defaults "
+        "are rl-baselines3-zoo's CartPole-v1 recipe.",
+        steps=24576,
         batch_size=64,
-        quick_steps=300,
+        quick_steps=256,
         data=False,
     )
-    p.set_defaults(checkpoint_every=5000)
+    p.set_defaults(checkpoint_every=4096)
     p.add_argument(
         "--env",
         default="CartPole-v1",
@@ -76,7 +78,7 @@ def build_parser():
     p.add_argument(
         "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
     )
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
+    p.add_argument("--learning-rate", type=float, default=2.3e-3, help="Adam learning rate")
     p.add_argument(
         "--gamma",
         type=float,
@@ -84,7 +86,7 @@ def build_parser():
         check=flags.real(0.0, inclusive=True, maximum=1.0),
         help="discount factor",
     )
-    p.add_argument("--buffer-size", type=int, default=10000, help="replay buffer capacity")
+    p.add_argument("--buffer-size", type=int, default=100000, help="replay buffer capacity")
     p.add_argument(
         "--learning-starts",
         type=int,
@@ -93,7 +95,23 @@ def build_parser():
         help="uniformly random environment steps before the first update",
     )
     p.add_argument(
-        "--train-every", type=int, default=1, help="environment steps per update"
+        "--train-every",
+        type=int,
+        default=256,
+        help="environment steps between bursts of updates (SB3's train_freq)",
+    )
+    p.add_argument(
+        "--updates-per-train",
+        type=int,
+        default=128,
+        help="updates in a burst, one session.run (SB3's gradient_steps)",
+    )
+    p.add_argument(
+        "--max-grad-norm",
+        type=float,
+        default=10.0,
+        check=flags.real(0.0),
+        help="clip each update's gradients to this global norm",
     )
     probability = flags.real(0.0, inclusive=True, maximum=1.0)
     p.add_argument(
@@ -104,16 +122,20 @@ def build_parser():
         help="initial epsilon",
     )
     p.add_argument(
-        "--epsilon-end", type=float, default=0.01, check=probability, help="final epsilon"
+        "--epsilon-end", type=float, default=0.04, check=probability, help="final epsilon"
     )
     p.add_argument(
         "--epsilon-decay",
         type=int,
-        default=5000,
+        default=8000,
         help="environment steps over which epsilon decays linearly",
     )
     p.add_argument(
-        "--target-period", type=int, default=200, help="C: updates between hard copies"
+        "--target-period",
+        type=int,
+        default=128,
+        help="C: updates between hard copies (hard, double); --updates-per-train "
+        "copies once a burst, after its last update",
     )
     p.add_argument(
         "--tau",
@@ -122,7 +144,14 @@ def build_parser():
         check=flags.real(0.0, maximum=1.0),
         help="Polyak step, every update",
     )
-    flags.add_hidden_flag(p, "128,128")
+    flags.add_hidden_flag(p, "256,256")
+    p.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=20,
+        help="greedy episodes that evaluate each run's final network, on reset seeds "
+        "training never used",
+    )
     p.add_argument(
         "--profile-calls",
         type=int,
@@ -183,16 +212,22 @@ def parse(argv):
         args.seeds = min(args.seeds, 2)
         args.learning_starts = min(args.learning_starts, 200)
         args.epsilon_decay = min(args.epsilon_decay, 300)
+        args.eval_episodes = min(args.eval_episodes, 5)
     args.env_spec = check_env(args.env)
     return args
 
 
+SYNC = ("target_network", "double", "period", "tau")
+"""The fields of :func:`variant_settings` (``sync`` in results.json)."""
+
+
 def variant_settings(variant, args):
-    """Returns ``(target_network, period, tau)`` of a variant."""
+    """Returns ``(target_network, double, period, tau)`` of a variant."""
     return {
-        "none": (False, 1, 1.0),
-        "hard": (True, args.target_period, 1.0),
-        "polyak": (True, 1, args.tau),
+        "none": (False, False, 1, 1.0),
+        "hard": (True, False, args.target_period, 1.0),
+        "polyak": (True, False, 1, args.tau),
+        "double": (True, True, args.target_period, 1.0),
     }[variant]
 
 
@@ -201,8 +236,10 @@ def build(variant, args, seed):
 
     Returns:
         ``(graph, placeholders, model, probes, init)``: the five placeholders of
-        a batch then the one of the observation to act on after the step;
-        ``probes`` holds a ``noop`` and the ``gradients``, for :func:`profile_step`.
+        a run's batches (stacks of ``--updates-per-train`` batches, [K, batch,
+        ...], when K > 1) then the one of the observation to act on after the
+        run; ``probes`` holds a ``noop`` and the ``gradients`` (of the first
+        batch), for :func:`profile_step`.
     """
     import tensorflow as tf
 
@@ -210,26 +247,30 @@ def build(variant, args, seed):
 
     v1 = tf.compat.v1
     n_observations, n_actions, _ = args.env_spec
-    target_network, period, tau = variant_settings(variant, args)
+    target_network, double, period, tau = variant_settings(variant, args)
+    stack = [None] if args.updates_per_train > 1 else []  # K batches a run
     graph = tf.Graph()
     with graph.as_default():
         v1.set_random_seed(seed)
         placeholders = [
-            v1.placeholder(tf.float32, [None, n_observations], name="observations"),
-            v1.placeholder(tf.int64, [None], name="actions"),
-            v1.placeholder(tf.float32, [None], name="rewards"),
-            v1.placeholder(tf.float32, [None, n_observations], name="next_observations"),
-            v1.placeholder(tf.float32, [None], name="terminated"),
+            v1.placeholder(tf.float32, [*stack, None, n_observations], "observations"),
+            v1.placeholder(tf.int64, [*stack, None], name="actions"),
+            v1.placeholder(tf.float32, [*stack, None], name="rewards"),
+            v1.placeholder(tf.float32, [*stack, None, n_observations], "next_observations"),
+            v1.placeholder(tf.float32, [*stack, None], name="terminated"),
             v1.placeholder(tf.float32, [None, n_observations], name="act_observations"),
         ]
         model = dqn(
             *placeholders[:5],
             n_actions,
             target_network=target_network,
+            double=double,
             period=period,
             tau=tau,
             gamma=args.gamma,
             learning_rate=args.learning_rate,
+            max_grad_norm=args.max_grad_norm,
+            updates_per_run=args.updates_per_train,
             hidden=flags.integers(args.hidden),
             act_observations=placeholders[5],
         )
@@ -265,7 +306,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
     from tqdm import tqdm
 
     from zoo import training
-    from zoo.replay import Rollout, RolloutCheckpoint
+    from zoo.replay import Rollout, RolloutCheckpoint, evaluate
 
     desc = f"{variant}-seed{seed}"
     print(f"Training {variant}, seed {seed}...")
@@ -283,22 +324,42 @@ def run_seed(args, run, variant, seed, path, profile=False):
         session.run(model.start_op)
         greedy = session.make_callable(model.greedy_action, placeholders[:1])
         train = session.make_callable(
-            [model.train_op, model.loss, model.next_action], placeholders
+            [model.train_op, model.losses, model.next_action],
+            [*placeholders, model.count],
         )
+        burst = args.updates_per_train
+        stacked = burst > 1
 
         def act(observation):
-            return greedy(observation[None])[0]
+            return greedy(observation[None, None] if stacked else observation[None])[0]
 
-        def run_step(_count, with_loss):  # one update a call (steps_per_run=1)
-            processes.stop_if_asked()
-            warm_up = max(args.learning_starts - rollout.env_steps, 0)
-            for _ in range(warm_up + args.train_every):
-                rollout.step(act)
-            batch = rollout.sample(args.batch_size)
+        done = []  # updates taken: read from the graph at the first call (a resume)
+
+        def train_some(count):
+            """``count`` updates of one burst in one run; returns their losses."""
+            batch = rollout.sample(count * args.batch_size)
+            if stacked:
+                batch = [a.reshape(count, args.batch_size, *a.shape[1:]) for a in batch]
             began = time.perf_counter()
-            _, loss, next_action = train(*batch, rollout.observation[None])
+            _, losses, next_action = train(*batch, rollout.observation[None], count)
             rollout.greedy_next = int(next_action[0])  # the next step's greedy action
             rollout.seconds["train"] += time.perf_counter() - began
+            return list(losses)
+
+        def run_step(count, with_loss):
+            """``count`` updates; a burst's environment steps come before its first."""
+            processes.stop_if_asked()
+            if not done:
+                done.append(int(session.run(model.updates)))
+            losses = []
+            while len(losses) < count:
+                if done[0] % burst == 0:
+                    warm_up = max(args.learning_starts - rollout.env_steps, 0)
+                    for _ in range(warm_up + args.train_every):
+                        rollout.step(act)
+                size = min(count - len(losses), burst - done[0] % burst)
+                losses += train_some(size)
+                done[0] += size
             if not with_loss:
                 return None
             recent = rollout.returns[-WINDOW:]
@@ -308,7 +369,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
                 "mean_return_100": float(np.mean(recent)) if recent else None,
                 "epsilon": rollout.epsilon_now(),
             }
-            return [loss], {name: [value] for name, value in metrics.items()}
+            return losses, {name: [value] * count for name, value in metrics.items()}
 
         checkpoints = RolloutCheckpoint(
             run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
@@ -318,6 +379,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
             run_step,
             args.steps,
             checkpoints,
+            steps_per_run=burst,
             log_every=log_every,
             desc=desc,
             on_log=lambda step, loss: tqdm.write(
@@ -326,16 +388,19 @@ def run_seed(args, run, variant, seed, path, profile=False):
             ),
             writer=writer,
         )
+        wall = args.steps / updates_per_second
+        evaluation = evaluate(args.env, act, args.eval_episodes, seed)
         if profile:
             profile = profile_step(
                 session, model, placeholders[:5], probes, rollout.replay, args
             )
     writer.close()
     rollout.close()
-    wall = args.steps / updates_per_second
     return {
         "seed": seed,
         **summarize_returns(rollout.returns, rollout.ends, args.env_spec.reward_threshold),
+        "eval_mean": float(np.mean(evaluation)),
+        "eval_returns": evaluation,
         "episode_returns": rollout.returns,
         "episode_end_steps": rollout.ends,
         "env_steps": rollout.env_steps,
@@ -393,7 +458,9 @@ def profile_step(session, model, placeholders, probes, replay, args):
     beyond that; ``backward`` the gradients beyond the loss; ``apply`` Adam's
     update beyond the gradients; ``sync`` the target's check and sync beyond the
     update (``train_op`` minus ``update_op``); ``train_step`` the whole
-    ``train_op``; ``copy`` a full hard copy alone. Each fetch is timed in batches
+    ``train_op`` of one update; ``burst_update`` an update of a run of a whole
+    burst (``--updates-per-train`` K updates in one ``session.run``, the time
+    divided by K); ``copy`` a full hard copy alone. Each fetch is timed in batches
     of ``--profile-calls`` calls, the fetches taking turns, 7 rounds; the fastest
     round counts. ``cpu_ms`` is this process's CPU time (all its threads), which
     other processes on the machine barely disturb; ``wall_ms`` the elapsed time.
@@ -403,7 +470,17 @@ def profile_step(session, model, placeholders, probes, replay, args):
         ``{"cpu_ms": {part: ms}, "wall_ms": {part: ms}}``.
     """
     rng = np.random.default_rng(0)
-    batch = replay.sample(rng, args.batch_size)
+    burst = args.updates_per_train
+
+    def stacks(count):
+        """``count`` batches as a run takes them (stacked when K > 1) and the count."""
+        batch = replay.sample(rng, count * args.batch_size)
+        if burst > 1:
+            batch = [a.reshape(count, args.batch_size, *a.shape[1:]) for a in batch]
+        return [*batch, count]
+
+    batch, bursts = stacks(1), stacks(burst)
+    placeholders = [*placeholders, model.count]
     fetches = {
         "noop": probes["noop"],
         "forward": model.loss,
@@ -416,6 +493,8 @@ def profile_step(session, model, placeholders, probes, replay, args):
         name: session.make_callable(fetch, placeholders) for name, fetch in fetches.items()
     }
     calls["sample"] = lambda *_: replay.sample(rng, args.batch_size)
+    train = calls["train"]
+    calls["burst"] = lambda *_: train(*bursts)  # the same fetch, fed a whole burst
     clocks = {"cpu_ms": time.process_time, "wall_ms": time.perf_counter}
     best = {clock: dict.fromkeys(calls, float("inf")) for clock in clocks}
     for _ in range(7):
@@ -427,11 +506,12 @@ def profile_step(session, model, placeholders, probes, replay, args):
                 seconds = (read() - began[clock]) / args.profile_calls
                 best[clock][name] = min(best[clock][name], seconds)
     return {
-        clock: _parts({k: v * 1e3 for k, v in ms.items()}) for clock, ms in best.items()
+        clock: _parts({k: v * 1e3 for k, v in ms.items()}, burst)
+        for clock, ms in best.items()
     }
 
 
-def _parts(ms):
+def _parts(ms, burst):
     """The step's parts from the times of the nested fetches (see profile_step)."""
     return {
         "sample": ms["sample"],
@@ -441,16 +521,26 @@ def _parts(ms):
         "apply": ms["update"] - ms["gradients"],
         "sync": ms["train"] - ms["update"],
         "train_step": ms["train"],
+        "burst_update": ms["burst"] / burst,
         "copy": ms["copy"],
     }
 
 
-def summarize_variant(runs):
-    """Returns the spread over seeds of a variant's runs."""
+def summarize_variant(runs, threshold):
+    """Returns the spread over seeds of a variant's runs.
+
+    ``eval_mean`` is the mean over seeds of each run's greedy evaluation mean,
+    ``eval_solved`` the runs whose evaluation mean is at least ``threshold``;
+    the other figures are of the training episodes (epsilon-greedy).
+    """
     last = [r["last_100_mean"] for r in runs if r["last_100_mean"] is not None]
     steps = [r["steps_to_threshold"] for r in runs if r["steps_to_threshold"] is not None]
+    evaluations = [r["eval_mean"] for r in runs]
     return {
         "seeds": len(runs),
+        "eval_mean": float(np.mean(evaluations)),
+        "eval_solved": sum(value >= threshold for value in evaluations),
+        "eval_means": evaluations,
         "solved": sum(r["solved"] for r in runs),
         "reached_threshold": len(steps),
         "last_100_mean": {
@@ -535,10 +625,9 @@ def main(argv=None):
             out for task, out in zip(tasks, outcomes, strict=True) if task[0] == variant
         ]
         runs = [result for result, _ in done]
-        sync = ("target_network", "period", "tau")
         results[variant] = {
-            "sync": dict(zip(sync, variant_settings(variant, args), strict=True)),
-            "summary": summarize_variant(runs),
+            "sync": dict(zip(SYNC, variant_settings(variant, args), strict=True)),
+            "summary": summarize_variant(runs, threshold),
             "step_profile_ms": next((p for _, p in done if p), None),
             "runs": runs,
         }
@@ -566,6 +655,8 @@ def main(argv=None):
 def _describe(summary):
     last = summary["last_100_mean"]
     return (
+        f"greedy evaluation: mean {summary['eval_mean']:.1f}, "
+        f"{summary['eval_solved']}/{summary['seeds']} at 475 or more; training: "
         f"solved {summary['solved']}/{summary['seeds']}, last-100 mean "
         f"{last['mean']:.1f} +- {last['std']:.1f} (min {last['min']:.1f}, max "
         f"{last['max']:.1f}), {summary['env_steps_per_second']:.0f} env steps/s"

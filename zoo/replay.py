@@ -105,9 +105,56 @@ class ReplayBuffer:
         return [array[index] for array in self.arrays.values()]
 
 
-def episode_seed(seed, episode):
-    """Returns the reset seed of episode ``episode`` of run ``seed`` (fixed: resumable)."""
-    return int(np.random.SeedSequence([seed, episode]).generate_state(1)[0])
+def episode_seed(seed, episode, evaluation=False):
+    """Returns the reset seed of episode ``episode`` of run ``seed`` (fixed: resumable).
+
+    Training episodes get even seeds, :func:`evaluate`'s episodes (``evaluation``)
+    odd ones from another stream: no evaluation starts where training did.
+    """
+    sequence = np.random.SeedSequence([seed, episode], spawn_key=(int(evaluation),))
+    return int(sequence.generate_state(1)[0]) & ~1 | int(evaluation)
+
+
+def evaluate(env_id, act, episodes, seed):
+    """Runs ``episodes`` greedy episodes (no exploration); returns their returns.
+
+    Episode ``i`` resets with ``episode_seed(seed, i, evaluation=True)``, a seed
+    no training episode of any :class:`Rollout` uses (those are even, these odd),
+    so a policy is judged on starts it never trained on.
+
+    Args:
+        env_id: a gymnasium id that :func:`zoo.envs.check_env` accepts.
+        act: ``act(observation)`` returns the action (e.g. the greedy one).
+        episodes: number of episodes, an int >= 1.
+        seed: the run's seed.
+
+    Returns:
+        list of float: each episode's return, in order.
+
+    Raises:
+        ZooError: ``episodes`` is not an int >= 1.
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ZooError(
+            f"evaluate: expected episodes to be an int >= 1, found {episodes!r}; pass "
+            "e.g. 20"
+        )
+    env = gymnasium.make(env_id)
+    returns = []
+    try:
+        for episode in range(episodes):
+            observation, _ = env.reset(seed=episode_seed(seed, episode, evaluation=True))
+            total, finished = 0.0, False
+            while not finished:
+                observation, reward, terminated, truncated, _ = env.step(
+                    int(act(observation))
+                )
+                total += float(reward)
+                finished = terminated or truncated
+            returns.append(total)
+    finally:
+        env.close()
+    return returns
 
 
 class Rollout:

@@ -142,6 +142,8 @@ def repeat_step(
     global_step=None,
     var_list=None,
     jit_compile=False,
+    clip_norm=None,
+    after_update=None,
 ):
     """Builds ``steps_per_run`` optimizer steps on consecutive batches inside one run.
 
@@ -177,6 +179,12 @@ def repeat_step(
         global_step: optional variable incremented once per step.
         var_list: variables to train (default: every trainable variable).
         jit_compile: compile the loop with XLA.
+        clip_norm: None, or a positive number: each step's gradients are scaled
+            by ``min(1, clip_norm / global_norm)`` (``tf.clip_by_global_norm``)
+            before they are applied.
+        after_update: None, or ``after_update(update_op)`` that builds what must
+            run after each step's update (e.g. a target network's sync, under a
+            control dependency on ``update_op``); the step waits for it.
 
     Returns:
         A :class:`RepeatedStep`; pass it to :func:`train_loop` as ``train_op``
@@ -184,7 +192,8 @@ def repeat_step(
 
     Raises:
         ZooError: ``steps_per_run`` is not an int in ``[1, batches.window]``,
-            ``jit_compile`` is not a bool, ``batches`` is not a GraphBatches, or
+            ``jit_compile`` is not a bool, ``clip_norm`` is not a positive number,
+            ``batches`` is not a GraphBatches, or
             ``loss_fn`` returns something else than a scalar loss (and metrics).
         ScopeError: ``loss_fn`` creates a variable on its second call.
     """
@@ -194,10 +203,22 @@ def repeat_step(
             f"repeat_step: expected jit_compile True or False, found {jit_compile!r}; "
             "pass jit_compile=True to compile the loop with XLA"
         )
+    check_clip_norm("repeat_step", clip_norm)
+    after_update = after_update or (lambda update: update)
+
+    def apply(gradients, variables):
+        """The update (after clipping), then ``after_update``'s ops."""
+        if clip_norm is not None:
+            gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
+        update = optimizer.apply_gradients(
+            zip(gradients, variables, strict=True), global_step
+        )
+        return tf.group(update, after_update(update))
+
     loss, metrics = _loss_and_metrics(loss_fn(batches.images, batches.labels))
     grads_and_vars = optimizer.compute_gradients(loss, var_list)
-    one_step = optimizer.apply_gradients(grads_and_vars, global_step)
     trained = [v for g, v in grads_and_vars if g is not None]
+    one_step = apply([g for g, _ in grads_and_vars if g is not None], trained)
     count = tf.compat.v1.placeholder_with_default(steps_per_run, [], name="steps_this_run")
     if steps_per_run == 1 and not jit_compile:
         stacked = {name: tf.reshape(v, [1]) for name, v in metrics.items()}
@@ -217,10 +238,7 @@ def repeat_step(
                     "same scopes on every call"
                 ) from err
         step_loss, step_metrics = _loss_and_metrics(built)
-        gradients = tf.gradients(step_loss, trained)
-        update = optimizer.apply_gradients(
-            zip(gradients, trained, strict=True), global_step
-        )
+        update = apply(tf.gradients(step_loss, trained), trained)
         values = (step_loss, *(step_metrics[name] for name in names))
         with tf.control_dependencies([update]):
             return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
@@ -256,6 +274,21 @@ def repeat_step(
         steps_per_run,
         loss,
     )
+
+
+def check_clip_norm(owner, clip_norm):
+    """Raises ZooError naming ``owner`` unless ``clip_norm`` is None or a number > 0."""
+    if clip_norm is None:
+        return
+    if (
+        isinstance(clip_norm, bool)
+        or not isinstance(clip_norm, (int, float))
+        or not 0 < clip_norm < math.inf
+    ):
+        raise ZooError(
+            f"{owner}: expected the gradients' clip norm to be None or a finite number "
+            f"> 0, found {clip_norm!r}; pass e.g. 10.0, or None to leave them as they are"
+        )
 
 
 def _check_steps_per_run(steps_per_run, batches):

@@ -26,7 +26,8 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ZooError
-from zoo.models.parts import builder_scope, hidden_stack, input_width
+from zoo import training
+from zoo.models.parts import builder_scope, check_widths, hidden_stack, input_width
 from zoo.state import check_tau, copy_variables, frozen_copy
 
 
@@ -128,21 +129,29 @@ class DQN:
     """What :func:`dqn` builds.
 
     Attributes:
-        online: the trained :class:`QNetwork` on the batch's observations.
+        online: the trained :class:`QNetwork` on the batch's observations (with
+            ``updates_per_run`` > 1: on the first batch of the stack).
         target: the :class:`zoo.state.Snapshot` of the online network on the next
             observations (``.output`` a :class:`QNetwork`); None without a target
             network.
         greedy_action: [batch] argmax of the online values on ``observations``
-            (feed one observation to act).
+            (feed one observation to act; with ``updates_per_run`` > 1 feed it as
+            a stack of one batch of one, ``[1, 1, n_obs]``).
         next_action: [batch] argmax of the online values on ``act_observations``
             computed after ``train_op`` (fetch both in one run to step and act);
             None without ``act_observations``.
         q_taken: [batch] online value of the action taken.
         td_target: [batch] ``r + gamma * (1 - terminated) * max_a Q'(s', a)``.
-        loss: mean Huber loss of ``q_taken - td_target``.
-        update_op: the optimizer step on the online variables (counts ``updates``).
-        train_op: ``update_op``, then the sync of the target when it is due.
-        synced: bool scalar, fetched with ``train_op``: this step synced the target.
+        loss: mean Huber loss of ``q_taken - td_target`` (one batch).
+        losses: [count] the loss of each update of a ``train_op`` run.
+        update_op: the optimizer step on the online variables (counts
+            ``updates``); one update, on the first batch (of the stack).
+        train_op: ``count`` updates, each followed by the sync of the target
+            when it is due (``updates_per_run`` 1: one update).
+        count: scalar int32 placeholder, default ``updates_per_run``: feed a
+            smaller value (and stacks of that many batches) for fewer updates.
+        synced: bool scalar, fetched with ``train_op`` (``updates_per_run`` 1):
+            this step synced the target; None with ``updates_per_run`` > 1.
         start_op: ``target := online`` (run once after initialization); a no-op
             without a target network.
         updates: int64 variable, the number of optimizer steps taken.
@@ -156,9 +165,11 @@ class DQN:
     q_taken: tf.Tensor
     td_target: tf.Tensor
     loss: tf.Tensor
+    losses: tf.Tensor
     update_op: object
     train_op: object
-    synced: tf.Tensor
+    count: tf.Tensor
+    synced: object
     start_op: object
     updates: tf.Variable
     scope_name: str
@@ -178,6 +189,8 @@ def dqn(
     tau=1.0,
     gamma=0.99,
     learning_rate=1e-3,
+    max_grad_norm=None,
+    updates_per_run=1,
     hidden=(64, 64),
     scope="dqn",
     act_observations=None,
@@ -194,8 +207,14 @@ def dqn(
     ``period=1, tau=0.005``. With ``target_network=False`` the TD target reads
     the online network itself (under ``tf.stop_gradient``).
 
+    With ``updates_per_run`` K > 1 the five batch inputs are stacks of K batches
+    (``[K, batch, ...]``, or ``[count, batch, ...]`` with ``count`` fed) and one
+    run of ``train_op`` takes the K updates in order, each on its batch and each
+    followed by its sync when due, in a ``tf.while_loop``
+    (:func:`zoo.training.repeat_step`): a burst of updates in one ``session.run``.
+
     Args:
-        observations: [batch, n_obs] float.
+        observations: [batch, n_obs] float ([K, batch, n_obs] with K > 1).
         actions: [batch] int actions taken.
         rewards: [batch] float.
         next_observations: [batch, n_obs] float.
@@ -209,6 +228,9 @@ def dqn(
         tau: the sync's step, in (0, 1]: 1.0 copies, 0.005 is a Polyak update.
         gamma: discount factor in [0, 1].
         learning_rate: Adam's learning rate.
+        max_grad_norm: None, or clip each update's gradients to this global norm
+            (``tf.clip_by_global_norm``; Stable-Baselines3's DQN uses 10).
+        updates_per_run: K >= 1, the updates one run of ``train_op`` takes.
         hidden: hidden widths of the Q-network.
         scope: variable scope holding ``online``, ``target`` and ``updates`` (a
             new one: a training op is never shared; the Adam step's slots are
@@ -223,85 +245,172 @@ def dqn(
 
     Raises:
         ZooError: ``period`` < 1, ``tau`` outside (0, 1], ``gamma`` outside
-            [0, 1], ``double`` without ``target_network``; raised before any
-            variable is made.
+            [0, 1], ``double`` without ``target_network``, ``max_grad_norm``
+            not None or a number > 0, ``updates_per_run`` not an int >= 1;
+            raised before any variable is made.
         ShapeError, ScopeError, EagerError: as :func:`q_network` (the online
             network, built first, checks ``n_actions`` and ``hidden``).
     """
     with builder_scope(scope, reuse=False) as var_scope:
         owner = var_scope.name
-        _check_dqn_args(owner, period, tau, gamma)
+        _check_dqn_args(owner, period, tau, gamma, max_grad_norm, updates_per_run)
+        check_size(f"{owner}/online", n_actions=n_actions)  # before `updates` is made
+        check_widths(f"{owner}/online", hidden)
         if double and not target_network:
             raise ZooError(
                 f"{owner}: expected a target network with double=True, found "
                 "target_network=False; pass target_network=True, or double=False"
             )
-        online = q_network(observations, n_actions, scope="online", hidden=hidden)
-        snapshot = None
-        if target_network:
-            snapshot = frozen_copy(
-                lambda name: q_network(
-                    next_observations, n_actions, scope=name, hidden=hidden
-                ),
-                "online",
-                "target",
-            )
-            next_q = snapshot.output.q_values
-        else:
-            next_q = q_network(
-                next_observations, n_actions, scope="online", reuse=True, hidden=hidden
-            ).q_values
-        taken = tf.one_hot(
-            tf.cast(actions, tf.int32), n_actions, dtype=online.q_values.dtype
-        )
-        q_taken = tf.reduce_sum(online.q_values * taken, axis=1)
-        chooser_q = None
-        if double:
-            chooser_q = q_network(
-                next_observations, n_actions, scope="online", reuse=True, hidden=hidden
-            ).q_values
-        y = td_target(rewards, terminated, next_q, gamma, chooser_q)
-        loss = tf.identity(huber(q_taken - y), name="loss")
         updates = tf.compat.v1.get_variable(
             "updates", [], tf.int64, tf.zeros_initializer(), trainable=False
         )
+    inputs = (observations, actions, rewards, next_observations, terminated)
+    built = []  # each call's parts; the first call made the variables
+
+    def td_loss(batch, _labels):
+        with tf.compat.v1.variable_scope(var_scope, auxiliary_name_scope=False):
+            built.append(
+                _td_parts(batch, n_actions, target_network, double, gamma, hidden, built)
+            )
+        return built[-1]["loss"]
+
+    applied, synced = [], []  # each update op (the first: outside the loop), syncs
+
+    def sync_when_due(update_op):
+        applied.append(update_op)
+        first = built[0]
+        if first["snapshot"] is None:
+            return update_op
+        synced.append(
+            _sync_when_due(
+                update_op,
+                updates,
+                first["online_variables"],
+                first["snapshot"],
+                period,
+                tau,
+            )
+        )
+        return synced[-1]
+
     # Outside the scope, so the slots are <scope>/online/W_hid_1/Adam, not doubled.
-    online_variables = tf.compat.v1.get_collection(
-        tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES, scope=online.scope_name + "/"
+    repeated = training.repeat_step(
+        td_loss,
+        tf.compat.v1.train.AdamOptimizer(learning_rate),
+        _Transitions(inputs, updates, updates_per_run),
+        updates_per_run,
+        global_step=updates,
+        clip_norm=max_grad_norm,
+        after_update=sync_when_due,
     )
-    update_op = tf.compat.v1.train.AdamOptimizer(learning_rate).minimize(
-        loss, global_step=updates, var_list=online_variables
-    )
-    synced, start_op = tf.constant(False), tf.no_op()
-    if snapshot is not None:
-        synced = _sync_when_due(update_op, updates, online_variables, snapshot, period, tau)
-        start_op = snapshot.sync_op
-    train_op = tf.group(update_op, synced, name="train")
+    first = built[0]
     next_action = None
     if act_observations is not None:
         with (
-            tf.control_dependencies([train_op]),  # the weights after the step
+            tf.control_dependencies([repeated.train_op]),  # the weights after the run
             tf.compat.v1.variable_scope(var_scope, auxiliary_name_scope=False),
         ):
             acting = q_network(
                 act_observations, n_actions, scope="online", reuse=True, hidden=hidden
             )
             next_action = tf.argmax(acting.q_values, axis=1, name="next_action")
+    online = first["online"]
     return DQN(
         online=online,
-        target=snapshot,
+        target=first["snapshot"],
         greedy_action=tf.argmax(online.q_values, axis=1, name="greedy_action"),
         next_action=next_action,
-        q_taken=q_taken,
-        td_target=y,
-        loss=loss,
-        update_op=update_op,
-        train_op=train_op,
-        synced=synced,
-        start_op=start_op,
+        q_taken=first["q_taken"],
+        td_target=first["td_target"],
+        loss=first["loss"],
+        losses=repeated.losses,
+        update_op=applied[0],
+        train_op=repeated.train_op,
+        count=repeated.count,
+        synced=(synced[0] if synced else tf.constant(False))
+        if updates_per_run == 1
+        else None,
+        start_op=first["snapshot"].sync_op if first["snapshot"] is not None else tf.no_op(),
         updates=updates,
         scope_name=owner,
     )
+
+
+def _td_parts(batch, n_actions, target_network, double, gamma, hidden, built):
+    """Builds the TD loss of one batch inside the DQN's scope.
+
+    The first call (``built`` empty) makes the online network and the target
+    snapshot; later calls (the burst's loop body) read them with ``reuse=True``.
+
+    Returns:
+        dict: ``loss``, ``q_taken``, ``td_target``, ``online`` (the
+        :class:`QNetwork`), ``online_variables``, ``snapshot`` (or None).
+    """
+    observations, actions, rewards, next_observations, terminated = batch
+    reuse = bool(built)
+    online = q_network(observations, n_actions, scope="online", reuse=reuse, hidden=hidden)
+    snapshot = built[0]["snapshot"] if reuse else None
+    if not target_network:
+        next_q = q_network(
+            next_observations, n_actions, scope="online", reuse=True, hidden=hidden
+        ).q_values
+    elif reuse:
+        next_q = tf.stop_gradient(
+            q_network(
+                next_observations, n_actions, scope="target", reuse=True, hidden=hidden
+            ).q_values
+        )
+    else:
+        snapshot = frozen_copy(
+            lambda name: q_network(next_observations, n_actions, scope=name, hidden=hidden),
+            "online",
+            "target",
+        )
+        next_q = snapshot.output.q_values
+    taken = tf.one_hot(tf.cast(actions, tf.int32), n_actions, dtype=online.q_values.dtype)
+    q_taken = tf.reduce_sum(online.q_values * taken, axis=1)
+    chooser_q = None
+    if double:
+        chooser_q = q_network(
+            next_observations, n_actions, scope="online", reuse=True, hidden=hidden
+        ).q_values
+    y = td_target(rewards, terminated, next_q, gamma, chooser_q)
+    return {
+        "loss": tf.identity(huber(q_taken - y), name="loss"),
+        "q_taken": q_taken,
+        "td_target": y,
+        "online": online,
+        "online_variables": tf.compat.v1.get_collection(
+            tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES, scope=online.scope_name + "/"
+        ),
+        "snapshot": snapshot,
+    }
+
+
+class _Transitions:
+    """The five batch inputs as :func:`zoo.training.repeat_step` draws them.
+
+    With K = 1 they are one batch (``images``; no loop is built). With K > 1 they
+    are stacks of batches: ``images`` is the first batch, and :meth:`draw` (in
+    the loop body) the batch of the current update, ``updates`` counted from
+    its value when the run began.
+    """
+
+    labels = None
+
+    def __init__(self, inputs, updates, window):
+        self.window, self.updates = window, updates
+        if window == 1:
+            self.images = tuple(inputs)
+            return
+        self.stacks = tuple(inputs)
+        self.images = tuple(stack[0] for stack in inputs)
+        self.first_update = updates.read_value()  # before the loop's updates
+
+    def draw(self):
+        """The batch of this update: stacks[updates - updates at the run's start]."""
+        index = self.updates.read_value() - self.first_update
+        return tuple(tf.gather(stack, index) for stack in self.stacks), None
 
 
 def _sync_when_due(update_op, updates, online_variables, snapshot, period, tau):
@@ -323,10 +432,20 @@ def _sync_when_due(update_op, updates, online_variables, snapshot, period, tau):
         return tf.cond(due, sync, lambda: tf.constant(False), name="sync_target")
 
 
-def _check_dqn_args(owner, period, tau, gamma):
+def _check_dqn_args(owner, period, tau, gamma, max_grad_norm, updates_per_run):
     check_period(owner, period)
     check_tau(owner, tau)
     check_gamma(owner, gamma)
+    training.check_clip_norm(owner, max_grad_norm)
+    if (
+        isinstance(updates_per_run, bool)
+        or not isinstance(updates_per_run, int)
+        or updates_per_run < 1
+    ):
+        raise ZooError(
+            f"{owner}: expected updates_per_run to be an int >= 1, found "
+            f"{updates_per_run!r}; pass 1 for one update a run, or the updates of a burst"
+        )
 
 
 def check_period(owner, period):
