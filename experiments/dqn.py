@@ -47,10 +47,10 @@ mean of its ``reward_threshold`` (475)."""
 PROFILE_CALLS = 200
 """Calls per timed batch of the step profile (``--profile-calls``)."""
 SETTINGS = (
-    "env", "variant", "seed", "seeds", "steps", "batch_size", "learning_rate", "gamma",
-    "buffer_size", "learning_starts", "train_every", "updates_per_train", "max_grad_norm",
-    "epsilon_start", "epsilon_end", "epsilon_decay", "target_period", "tau", "hidden",
-    "eval_episodes",
+    "env", "variant", "seed", "seeds", "steps", "batch_size", "learning_rate",
+    "learning_rate_end", "gamma", "buffer_size", "learning_starts", "train_every",
+    "updates_per_train", "max_grad_norm", "epsilon_start", "epsilon_end",
+    "epsilon_decay", "target_period", "tau", "hidden", "eval_episodes",
 )  # fmt: skip
 """The flags that shape the numbers (``settings`` in results.json)."""
 
@@ -79,6 +79,15 @@ def build_parser():
         "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
     )
     p.add_argument("--learning-rate", type=float, default=2.3e-3, help="Adam learning rate")
+    p.add_argument(
+        "--learning-rate-end",
+        type=float,
+        default=0.0,
+        check=flags.real(0.0, inclusive=True),
+        help="the learning rate falls linearly to this over the run's updates, set "
+        "before each burst (rl-baselines3-zoo's recipe keeps it constant: pass "
+        "--learning-rate-end equal to --learning-rate)",
+    )
     p.add_argument(
         "--gamma",
         type=float,
@@ -259,6 +268,7 @@ def build(variant, args, seed):
             v1.placeholder(tf.float32, [*stack, None, n_observations], "next_observations"),
             v1.placeholder(tf.float32, [*stack, None], name="terminated"),
             v1.placeholder(tf.float32, [None, n_observations], name="act_observations"),
+            v1.placeholder_with_default(args.learning_rate, [], name="learning_rate"),
         ]
         model = dqn(
             *placeholders[:5],
@@ -268,7 +278,7 @@ def build(variant, args, seed):
             period=period,
             tau=tau,
             gamma=args.gamma,
-            learning_rate=args.learning_rate,
+            learning_rate=placeholders[6],
             max_grad_norm=args.max_grad_norm,
             updates_per_run=args.updates_per_train,
             hidden=flags.integers(args.hidden),
@@ -327,6 +337,9 @@ def run_seed(args, run, variant, seed, path, profile=False):
             [model.train_op, model.losses, model.next_action],
             [*placeholders, model.count],
         )
+        end = (
+            args.learning_rate if args.learning_rate_end is None else args.learning_rate_end
+        )
         burst = args.updates_per_train
         stacked = burst > 1
 
@@ -340,8 +353,10 @@ def run_seed(args, run, variant, seed, path, profile=False):
             batch = rollout.sample(count * args.batch_size)
             if stacked:
                 batch = [a.reshape(count, args.batch_size, *a.shape[1:]) for a in batch]
+            end = args.learning_rate_end
+            rate = end + (args.learning_rate - end) * (1 - done[0] / args.steps)
             began = time.perf_counter()
-            _, losses, next_action = train(*batch, rollout.observation[None], count)
+            _, losses, next_action = train(*batch, rollout.observation[None], rate, count)
             rollout.greedy_next = int(next_action[0])  # the next step's greedy action
             rollout.seconds["train"] += time.perf_counter() - began
             return list(losses)
@@ -390,6 +405,10 @@ def run_seed(args, run, variant, seed, path, profile=False):
         )
         wall = args.steps / updates_per_second
         evaluation = evaluate(args.env, act, args.eval_episodes, seed)
+        tqdm.write(
+            f"  {desc}: greedy evaluation, mean return {np.mean(evaluation):.1f} over "
+            f"{len(evaluation)} episodes"
+        )
         if profile:
             profile = profile_step(
                 session, model, placeholders[:5], probes, rollout.replay, args

@@ -20,6 +20,7 @@ from tests.experiments.test_autoencoder import assert_png, read_events
 from zoo import replay, training
 
 SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16"]
+SMALL += ["--train-every", "16", "--updates-per-train", "8", "--eval-episodes", "3"]
 
 
 def test_returns_summary_counts_from_the_hundredth_episode():
@@ -110,7 +111,7 @@ def test_resume_with_other_flags_is_refused(tmp_path):
 @pytest.mark.slow
 def test_quick_run_writes_every_output(tmp_path):
     out = tmp_path / "run"
-    argv = ["--quick", "--seeds", "1", "--steps", "60", "--out", str(out), *SMALL]
+    argv = ["--quick", "--seeds", "1", "--steps", "20", "--out", str(out), *SMALL]
     assert dqn.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["experiment"] == "dqn" and results["env"] == "CartPole-v1"
@@ -118,13 +119,17 @@ def test_quick_run_writes_every_output(tmp_path):
     assert results["machine"].keys() == record.machine().keys()  # the one machine()
     assert results["flags"]["hidden"] == "16,16"  # as given, in run.json too
     assert results["settings"]["hidden"] == [16, 16]
-    assert set(results["variants"]) == {"none", "hard", "polyak"}
-    assert results["variants"]["hard"]["sync"] == {
-        "target_network": True, "period": 200, "tau": 1.0
+    assert set(results["variants"]) == {"none", "hard", "polyak", "double"}
+    assert results["variants"]["double"]["sync"] == {
+        "target_network": True, "double": True, "period": 128, "tau": 1.0
     }  # fmt: skip
     for variant, result in results["variants"].items():
         (run,) = result["runs"]
-        assert run["env_steps"] == 40 + 60 and run["updates"] == 60
+        assert run["env_steps"] == 40 + 3 * 16 and run["updates"] == 20  # 3 bursts
+        assert len(run["eval_returns"]) == 3 and run["eval_mean"] > 0
+        summary = result["summary"]
+        assert summary["eval_mean"] == run["eval_mean"]
+        assert summary["eval_solved"] == (run["eval_mean"] >= 475)
         assert sum(run["episode_returns"]) == run["episode_end_steps"][-1]
         assert run["episodes"] == len(run["episode_returns"]) > 0
         assert run["env_steps_per_second"] > 0
@@ -134,7 +139,7 @@ def test_quick_run_writes_every_output(tmp_path):
         for parts in profile.values():
             assert set(parts) == {
                 "sample", "noop", "forward", "backward", "apply", "sync", "train_step",
-                "copy",
+                "burst_update", "copy",
             }  # fmt: skip
             # times net of a no-op's, so they may dip below 0: no order asserted on a
             # shared machine, only that every part was measured
@@ -144,12 +149,14 @@ def test_quick_run_writes_every_output(tmp_path):
         assert {f"{variant}-seed0/loss", f"{variant}-seed0/episode_return"} <= tags
     assert_png(out / "returns.png")
     assert sorted(os.listdir(out / "checkpoints")) == [
-        "00-none-seed0.npz", "01-hard-seed0.npz", "02-polyak-seed0.npz"
+        "00-none-seed0.npz", "01-hard-seed0.npz", "02-polyak-seed0.npz",
+        "03-double-seed0.npz",
     ]  # fmt: skip
 
 
 def interrupt_at_update(monkeypatch, call):
-    """Sends SIGINT to this process when update number ``call`` (from 0) samples."""
+    """Sends SIGINT to this process when sample call ``call`` (from 0) draws: one
+    call per ``session.run`` of updates (a burst, or its part up to a checkpoint)."""
     real, calls = replay.Rollout.sample, []
 
     def sample(self, batch_size):
@@ -168,12 +175,15 @@ def final_state(out, name):
 
 @pytest.mark.slow
 def test_resume_equals_an_uninterrupted_run_in_processes(tmp_path, monkeypatch):
-    flags = ["--variant", "polyak", "--seeds", "2", "--steps", "90", "--tau", "0.3"]
-    flags += ["--checkpoint-every", "25", "--epsilon-decay", "150", "--profile-calls", "0"]
+    flags = ["--variant", "polyak", "--seeds", "2", "--steps", "40", "--tau", "0.3"]
+    flags += ["--checkpoint-every", "12", "--epsilon-decay", "150", "--profile-calls", "0"]
     flags += SMALL
     straight, broken = tmp_path / "straight", tmp_path / "broken"
     dqn.main([*flags, "--out", str(straight), "--jobs", "2"])  # in two processes
-    interrupt_at_update(monkeypatch, 90 + 37)  # seed 1, mid-episode
+    # Bursts of 8 updates, checkpoints every 12: seed 0 samples in 8 runs (0-8, 8-12,
+    # 12-16, 16-20, 20-24, 24-32, 32-36, 36-40); seed 1's second stops at update 12,
+    # inside its second burst (after its environment steps, before its last 4 updates)
+    interrupt_at_update(monkeypatch, 8 + 1)
     with pytest.raises(training.RunInterrupted, match="interrupted by SIGINT") as info:
         dqn.main([*flags, "--out", str(broken)])
     assert info.value.command.endswith(f"--resume {broken}")
@@ -181,7 +191,8 @@ def test_resume_equals_an_uninterrupted_run_in_processes(tmp_path, monkeypatch):
     state = json.loads(
         str(np.load(broken / "checkpoints" / "01-polyak-seed1.npz")["__state__"])
     )
-    assert state["step"] == 38 and state["data"]["actions"]  # stopped inside an episode
+    assert state["step"] == 12 and state["data"]["actions"]  # inside an episode too
+    assert state["data"]["env_steps"] == 40 + 2 * 16
     dqn.main([*flags, "--resume", str(broken)])
 
     expected = json.loads((straight / "results.json").read_text())["variants"]["polyak"]
@@ -202,7 +213,7 @@ def test_nan_loss_stops_the_run_and_keeps_the_last_checkpoint(tmp_path, monkeypa
 
     def sample(self, batch_size):
         batch = real(self, batch_size)
-        if self.env_steps >= 40 + 30:
+        if self.env_steps >= 40 + 4 * 16:  # the 4th burst, updates 24-31
             batch[2] = np.full_like(batch[2], np.nan)  # rewards
         return batch
 

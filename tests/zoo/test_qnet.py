@@ -19,18 +19,20 @@ def names(variables, scope):
     return sorted(v.name[len(scope) + 1 : -2] for v in variables)
 
 
-def transition_placeholders():
-    """Observations [None, 4], actions, rewards, next observations, terminated flags."""
+def transition_placeholders(stacked=False):
+    """Observations [None, 4], actions, rewards, next observations, terminated flags
+    (``stacked``: each with a leading axis of batches, for ``updates_per_run`` > 1)."""
+    stack = [None] if stacked else []
     return [
-        v1.placeholder(tf.float32, [None, 4]),
-        v1.placeholder(tf.int64, [None]),
-        v1.placeholder(tf.float32, [None]),
-        v1.placeholder(tf.float32, [None, 4]),
-        v1.placeholder(tf.float32, [None]),
+        v1.placeholder(tf.float32, [*stack, None, 4]),
+        v1.placeholder(tf.int64, [*stack, None]),
+        v1.placeholder(tf.float32, [*stack, None]),
+        v1.placeholder(tf.float32, [*stack, None, 4]),
+        v1.placeholder(tf.float32, [*stack, None]),
     ]
 
 
-def build(target_network=True, period=1000, tau=1.0, gamma=0.9, double=False):
+def build(target_network=True, period=1000, tau=1.0, gamma=0.9, double=False, **kwargs):
     """Builds a DQN on placeholders (4 observations, 3 actions) and a feed for it."""
     placeholders = transition_placeholders()
     v1.set_random_seed(1)
@@ -44,6 +46,7 @@ def build(target_network=True, period=1000, tau=1.0, gamma=0.9, double=False):
         gamma=gamma,
         learning_rate=0.01,
         hidden=(8, 8),
+        **kwargs,
     )
     rng = np.random.default_rng(0)
     values = [
@@ -178,6 +181,12 @@ def test_huber_is_quadratic_then_linear(graph):
         ({"period": 2.5}, r"sync period C to be an int >= 1, found 2.5"),
         ({"tau": 0.0}, r"dqn: expected tau in \(0, 1\], found 0.0"),
         ({"tau": 1.5}, r"dqn: expected tau in \(0, 1\], found 1.5"),
+        (
+            {"max_grad_norm": 0.0},
+            r"dqn: expected the gradients' clip norm to be None or a finite number > 0, "
+            r"found 0.0; pass e.g. 10.0",
+        ),
+        ({"updates_per_run": 0}, r"dqn: expected updates_per_run to be an int >= 1"),
         ({"gamma": 1.5}, r"dqn: expected the discount gamma in \[0, 1\], found 1.5"),
         (
             {"hidden": (8, 0)},
@@ -247,3 +256,72 @@ def test_double_dqn_without_a_target_network_is_refused(graph):
     with pytest.raises(ZooError, match=r"dqn: expected a target network with double=Tru"):
         build(target_network=False, double=True)
     assert v1.global_variables() == []
+
+
+def test_clipped_gradients_move_adam_as_numpy_says(graph):
+    """Adam's first step is lr * sqrt(1 - b2) * g / (sqrt(1 - b2) * |g| + eps): with
+    gradients clipped to a global norm near eps, the step depends on the clipping."""
+    clip, lr, beta2, eps = 1e-7, 0.01, 0.999, 1e-8
+    model, feed = build(max_grad_norm=clip)
+    gradients = tf.gradients(model.loss, online_variables())
+    session = start(model)
+    before, raw = session.run([online_variables(), gradients], feed)
+    session.run(model.train_op, feed)
+    after = session.run(online_variables())
+    norm = np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in raw))
+    assert norm > 100 * clip  # the clipping acts
+    for w0, w1, g in zip(before, after, raw, strict=True):
+        clipped = g * clip / norm
+        step = (
+            lr * np.sqrt(1 - beta2) * clipped / (np.sqrt(1 - beta2) * np.abs(clipped) + eps)
+        )
+        np.testing.assert_allclose(w0 - w1, step, rtol=1e-3, atol=2e-7)
+        unclipped = lr * np.sqrt(1 - beta2) * g / (np.sqrt(1 - beta2) * np.abs(g) + eps)
+        assert not np.allclose(w0 - w1, unclipped, rtol=1e-2, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"period": 2}, {"period": 1, "tau": 0.3}, {"period": 2, "double": True},
+     {"target_network": False}],
+    ids=["hard", "polyak", "double", "none"],
+)  # fmt: skip
+def test_a_burst_in_one_run_equals_one_update_a_run(kwargs):
+    """K updates in one run (a tf.while_loop, syncs inside) = K runs of one update."""
+    burst, rng = 5, np.random.default_rng(2)
+    batches = [
+        rng.normal(size=(burst, BATCH, 4)),
+        rng.integers(0, 3, (burst, BATCH)),
+        rng.normal(size=(burst, BATCH)),
+        rng.normal(size=(burst, BATCH, 4)),
+        (rng.random((burst, BATCH)) < 0.3).astype(np.float32),
+    ]
+    results = []
+    for updates_per_run in (1, burst):
+        with tf.Graph().as_default():
+            placeholders = transition_placeholders(stacked=updates_per_run > 1)
+            v1.set_random_seed(1)
+            model = dqn(
+                *placeholders, 3, hidden=(8, 8), learning_rate=0.01, max_grad_norm=1.0,
+                updates_per_run=updates_per_run, **kwargs,
+            )  # fmt: skip
+            session = start(model)
+            fetch = [model.train_op, model.losses]
+            if updates_per_run == 1:
+                losses = [
+                    session.run(
+                        fetch, dict(zip(placeholders, [b[i] for b in batches], strict=True))
+                    )[1][0]
+                    for i in range(burst)
+                ]
+            else:
+                losses = session.run(fetch, dict(zip(placeholders, batches, strict=True)))[
+                    1
+                ]
+            variables = session.run(v1.global_variables())
+            results.append((losses, variables, session.run(model.updates)))
+    (losses_1, values_1, updates_1), (losses_k, values_k, updates_k) = results
+    assert updates_1 == updates_k == burst
+    np.testing.assert_allclose(losses_k, losses_1, rtol=1e-5)
+    for a, b in zip(values_1, values_k, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
