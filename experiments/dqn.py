@@ -337,9 +337,6 @@ def run_seed(args, run, variant, seed, path, profile=False):
             [model.train_op, model.losses, model.next_action],
             [*placeholders, model.count],
         )
-        end = (
-            args.learning_rate if args.learning_rate_end is None else args.learning_rate_end
-        )
         burst = args.updates_per_train
         stacked = burst > 1
 
