@@ -476,7 +476,10 @@ def profile_step(session, model, placeholders, probes, replay, args):
     update (``train_op`` minus ``update_op``); ``train_step`` the whole
     ``train_op`` of one update; ``burst_update`` an update of a run of a whole
     burst (``--updates-per-train`` K updates in one ``session.run``, the time
-    divided by K); ``copy`` a full hard copy alone. Each fetch is timed in batches
+    divided by K); ``burst_feed`` feeding a burst's K batches (a run that
+    computes nothing, beyond ``noop``: what sampling inside the graph from a
+    buffer held in a variable could save at most); ``copy`` a full hard copy
+    alone. Each fetch is timed in batches
     of ``--profile-calls`` calls, the fetches taking turns, 7 rounds; the fastest
     round counts. ``cpu_ms`` is this process's CPU time (all its threads), which
     other processes on the machine barely disturb; ``wall_ms`` the elapsed time.
@@ -509,8 +512,9 @@ def profile_step(session, model, placeholders, probes, replay, args):
         name: session.make_callable(fetch, placeholders) for name, fetch in fetches.items()
     }
     calls["sample"] = lambda *_: replay.sample(rng, args.batch_size)
-    train = calls["train"]
+    train, noop = calls["train"], calls["noop"]
     calls["burst"] = lambda *_: train(*bursts)  # the same fetch, fed a whole burst
+    calls["feed"] = lambda *_: noop(*bursts)  # a burst's batches fed, nothing computed
     clocks = {"cpu_ms": time.process_time, "wall_ms": time.perf_counter}
     best = {clock: dict.fromkeys(calls, float("inf")) for clock in clocks}
     for _ in range(7):
@@ -538,6 +542,7 @@ def _parts(ms, burst):
         "sync": ms["train"] - ms["update"],
         "train_step": ms["train"],
         "burst_update": ms["burst"] / burst,
+        "burst_feed": ms["feed"] - ms["noop"],
         "copy": ms["copy"],
     }
 

@@ -139,7 +139,7 @@ def test_quick_run_writes_every_output(tmp_path):
         for parts in profile.values():
             assert set(parts) == {
                 "sample", "noop", "forward", "backward", "apply", "sync", "train_step",
-                "burst_update", "copy",
+                "burst_update", "burst_feed", "copy",
             }  # fmt: skip
             # times net of a no-op's, so they may dip below 0: no order asserted on a
             # shared machine, only that every part was measured
@@ -152,6 +152,21 @@ def test_quick_run_writes_every_output(tmp_path):
         "00-none-seed0.npz", "01-hard-seed0.npz", "02-polyak-seed0.npz",
         "03-double-seed0.npz",
     ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_recipe_starts_learning_within_a_few_thousand_steps(tmp_path):
+    """The defaults (rl-baselines3-zoo's recipe) cut to 20 bursts, 6,120 environment
+    steps: the training episodes grow from random's ~20 steps, the greedy policy more."""
+    out = tmp_path / "run"
+    argv = ["--variant", "hard", "--seeds", "1", "--steps", "2560", "--eval-episodes", "5"]
+    assert dqn.main([*argv, "--profile-calls", "0", "--out", str(out)]) == 0
+    (run,) = json.loads((out / "results.json").read_text())["variants"]["hard"]["runs"]
+    assert run["env_steps"] == 1000 + 20 * 256
+    returns = run["episode_returns"]
+    assert np.mean(returns[:20]) < 30  # acting at random
+    assert np.mean(returns[-20:]) > 2 * np.mean(returns[:20])
+    assert run["eval_mean"] > 80
 
 
 def interrupt_at_update(monkeypatch, call):

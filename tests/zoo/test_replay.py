@@ -1,12 +1,20 @@
 """The replay buffer, the rollout and their checkpoint: a ring, exact restores, misuse."""
 
+import gymnasium
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from layers.errors import EnvError, ShapeError, ZooError
 from zoo.checkpoints import Checkpointer
-from zoo.replay import REPLAY, ReplayBuffer, Rollout, RolloutCheckpoint, episode_seed
+from zoo.replay import (
+    REPLAY,
+    ReplayBuffer,
+    Rollout,
+    RolloutCheckpoint,
+    episode_seed,
+    evaluate,
+)
 
 
 def test_replay_buffer_is_a_ring():
@@ -49,6 +57,42 @@ def test_replay_buffer_refuses_misuse_by_message():
 def test_episode_seeds_differ_and_repeat():
     assert episode_seed(0, 3) == episode_seed(0, 3)
     assert len({episode_seed(s, e) for s in range(3) for e in range(3)}) == 9
+
+
+def test_evaluation_seeds_are_disjoint_from_training_seeds():
+    training = {episode_seed(s, e) for s in range(5) for e in range(2000)}
+    evaluation = {episode_seed(s, e, evaluation=True) for s in range(5) for e in range(100)}
+    assert len(training) == 10000 and len(evaluation) == 500
+    assert all(seed % 2 == 0 for seed in training)  # even: any run, any episode
+    assert all(seed % 2 == 1 for seed in evaluation)  # odd: never a training start
+    rollout = random_rollout(seed=4)
+    starts = []
+    rollout.env.reset = lambda seed: (
+        starts.append(seed) or type(rollout.env).reset(rollout.env, seed=seed)
+    )
+    while len(rollout.returns) < 3:
+        rollout.step(never)
+    assert starts == [episode_seed(4, e) for e in range(1, 4)]  # what training resets with
+
+
+def test_evaluate_plays_greedy_episodes_from_the_evaluation_seeds():
+    observations = []
+
+    def act(observation):
+        observations.append(observation)
+        return 0  # always push left: an episode of about 10 steps
+
+    returns = evaluate("CartPole-v1", act, 3, seed=7)
+    assert len(returns) == 3 and all(8 <= r <= 12 for r in returns)
+    assert sum(returns) == len(observations)
+    starts = [np.asarray(observations[int(sum(returns[:i]))]) for i in range(3)]
+    env = gymnasium.make("CartPole-v1")
+    for i, start in enumerate(starts):
+        expected, _ = env.reset(seed=episode_seed(7, i, evaluation=True))
+        assert (expected == start).all()
+    assert evaluate("CartPole-v1", act, 3, seed=7) == returns
+    with pytest.raises(ZooError, match="evaluate: expected episodes to be an int >= 1"):
+        evaluate("CartPole-v1", act, 0, seed=7)
 
 
 def random_rollout(seed=3):
