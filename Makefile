@@ -8,7 +8,7 @@ ARGS ?=
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint inspect experiment-dqn experiment-ps \
-	bench bench-state bench-gradients
+	bench bench-state bench-gradients bench-dqn
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,7 +32,8 @@ lint:
 experiment-%:
 	$(PY) -m experiments.$(subst -,_,$*) $(DATA_FLAGS) $(ARGS)
 
-# DQN on CartPole-v1 (gymnasium): no target network vs hard copy vs Polyak, 5 seeds each.
+# DQN on CartPole-v1 (gymnasium): no target network vs hard copy vs Polyak vs double DQN,
+# 5 seeds each.
 experiment-dqn:
 	$(PY) -m experiments.dqn $(ARGS)
 
@@ -53,3 +54,6 @@ bench-state:
 
 bench-gradients:
 	$(PY) -m experiments.bench.gradients $(DATA_FLAGS) $(ARGS)
+
+bench-dqn:
+	$(PY) -m experiments.bench.dqn $(ARGS)
