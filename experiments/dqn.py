@@ -387,6 +387,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
             run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
         )
         log_every = flags.log_period(args.steps)
+        cpu = time.process_time()
         logged, updates_per_second = training.run_steps(
             run_step,
             args.steps,
@@ -401,6 +402,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
             writer=writer,
         )
         wall = args.steps / updates_per_second
+        cpu = time.process_time() - cpu
         evaluation = evaluate(args.env, act, args.eval_episodes, seed)
         tqdm.write(
             f"  {desc}: greedy evaluation, mean return {np.mean(evaluation):.1f} over "
@@ -423,6 +425,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
         "updates": args.steps,
         "wall_time_s": wall,
         "env_steps_per_second": rollout.env_steps / wall,
+        "loop_cpu_s": cpu,
         "seconds": {**rollout.seconds, "other": wall - sum(rollout.seconds.values())},
         "losses": [[step, loss] for step, loss, _ in logged],
         "log_every": log_every,
@@ -591,7 +594,8 @@ def curve(run, grid):
 
 def plot(results, threshold, env_id):
     """Returns a figure: mean over seeds of the 100-episode mean return vs env steps,
-    with a band from the lowest to the highest seed."""
+    with a band from the lowest to the highest seed, and each run's greedy
+    evaluation mean (x) at its last step."""
     figure, axes = figures.pyplot().subplots(figsize=(8, 4.5))
     for variant, result in results.items():
         runs = result["runs"]
@@ -602,11 +606,23 @@ def plot(results, threshold, env_id):
             mean = np.nanmean(curves, axis=0)
             low, high = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
         line = axes.plot(grid, mean, label=f"{variant} ({len(runs)} seeds)")
-        axes.fill_between(grid, low, high, color=line[0].get_color(), alpha=0.2)
+        color = line[0].get_color()
+        axes.fill_between(grid, low, high, color=color, alpha=0.2)
+        axes.scatter(  # each run's greedy evaluation of its final network
+            [r["env_steps"] for r in runs],
+            [r["eval_mean"] for r in runs],
+            color=color,
+            marker="x",
+            zorder=3,
+        )
     axes.axhline(threshold, color="gray", linestyle="--", lw=0.8, label=f"{threshold:g}")
     axes.set_xlabel("environment steps")
     axes.set_ylabel(f"mean return of the last {WINDOW} episodes")
-    axes.set_title(f"DQN on {env_id}: mean over seeds, band = lowest..highest seed")
+    axes.set_title(
+        f"DQN on {env_id}: training (mean over seeds, band = lowest..highest seed);\n"
+        "x: each run's greedy evaluation of its final network",
+        fontsize=10,
+    )
     axes.legend(loc="upper left")
     axes.grid(alpha=0.3)
     return figure
