@@ -48,6 +48,7 @@ def test_format_table_groups_by_scope_with_totals():
         "parameters",
         "trainable",
         "readers",
+        "updaters",
     ]
     assert lines[1].split() == ["[ae/decoder]", "784"]
     assert lines[3].split() == ["[ae/encoder]", f"{784 * 8 + 8:,}"]
