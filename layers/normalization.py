@@ -195,11 +195,13 @@ def _variables(owner, width):
             get_variable(owner, "moving_mean", [width], zeros, trainable=False),
             get_variable(owner, "moving_variance", [width], ones, trainable=False),
         ]
-    except ShapeError as err:
+    except ShapeError:
+        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True):
+            built = tf.compat.v1.get_variable("gamma").shape[0]
         raise ShapeError(
-            f"{owner}: expected inputs of the width this BatchNorm scope was built with, "
-            f"found {width} features ({err}); feed inputs of the first call's width, or "
-            "build under another scope"
+            f"{owner}: expected inputs with {built} features (the width this BatchNorm "
+            f"scope was built with), found {width}; feed {built}-wide inputs, or build "
+            "under another scope"
         ) from None
 
 
@@ -247,12 +249,12 @@ def _check_training(owner, training):
         return
     if tf.is_tensor(training) and training.dtype == tf.bool and training.shape.rank == 0:
         return
-    found = training
+    found = repr(training)
     if tf.is_tensor(training):
         found = f"a {training.dtype.name} tensor of shape {training.shape}"
     raise ZooError(
         f"{owner}: expected training to be True, False or a scalar bool tensor, found "
-        f"{found!r}; pass a Python bool, or "
+        f"{found}; pass a Python bool, or "
         "tf.compat.v1.placeholder_with_default(True, []) for one graph serving both"
     )
 

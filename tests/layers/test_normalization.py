@@ -175,7 +175,7 @@ def test_errors_name_the_scope_and_the_fix(graph):
         BatchNorm(x, True, epsilon=0)
     BatchNorm(x, True)
     wide = v1.placeholder(tf.float32, [None, 5])
-    with pytest.raises(ShapeError, match=r"bn: expected inputs of the width .* found 5 "):
+    with pytest.raises(ShapeError, match=r"bn: expected inputs with 3 features .*found 5;"):
         shared(lambda: BatchNorm(wide, False))
     with pytest.raises(ScopeError, match="pass reuse=True to share it"):
         BatchNorm(x, True)
