@@ -29,6 +29,7 @@ import threading
 
 import tensorflow as tf
 
+from layers.base import Layer, read_only
 from layers.dense import scope_or_current
 from layers.errors import ShapeError, ZooError
 from layers.variables import full_name, get_variable
@@ -133,6 +134,8 @@ class BatchNorm:
             self._scope_name = var_scope.name
             self._params = _variables(owner, width)
             gamma, beta, moving_mean, moving_variance = self._params
+            self._gamma, self._beta = gamma, beta
+            self._moving_mean, self._moving_variance = moving_mean, moving_variance
             axes = list(range(inputs.shape.rank - 1))
             if training is False:
                 mean, variance = moving_mean, moving_variance
@@ -147,31 +150,23 @@ class BatchNorm:
             self._mean, self._variance = mean, variance
             self._updates = []
             if training is not False and may_update:
-                self._updates = _update(training, decay, self._params[2:], mean, variance)
+                moving = [moving_mean, moving_variance]
+                self._updates = _update(training, decay, moving, mean, variance)
             self._output = tf.nn.batch_normalization(
                 inputs, mean, variance, beta, gamma, epsilon
             )
 
-    input = property(lambda self: self._inputs, doc="The input tensor.")
-    output = property(lambda self: self._output, doc="The normalized tensor.")
-    scope_name = property(
-        lambda self: self._scope_name, doc="The full variable scope of the variables."
+    input = Layer.input
+    output = read_only("_output", "The normalized tensor, the input's shape.")
+    scope_name = Layer.scope_name
+    gamma = read_only("_gamma", "The scale variable [features].")
+    beta = read_only("_beta", "The offset variable [features].")
+    moving_mean = read_only("_moving_mean", "The moving mean [features] (not trained).")
+    moving_variance = read_only(
+        "_moving_variance", "The moving variance [features] (not trained)."
     )
-    gamma = property(lambda self: self._params[0], doc="The scale variable [features].")
-    beta = property(lambda self: self._params[1], doc="The offset variable [features].")
-    moving_mean = property(
-        lambda self: self._params[2], doc="The moving mean [features] (not trained)."
-    )
-    moving_variance = property(
-        lambda self: self._params[3], doc="The moving variance [features] (not trained)."
-    )
-    mean = property(
-        lambda self: self._mean, doc="The mean this call normalizes with [features]."
-    )
-    variance = property(
-        lambda self: self._variance,
-        doc="The variance this call normalizes with [features].",
-    )
+    mean = read_only("_mean", "The mean this call normalizes with [features].")
+    variance = read_only("_variance", "The variance this call normalizes with [features].")
 
     @property
     def updates(self):
