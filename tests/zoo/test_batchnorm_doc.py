@@ -3,6 +3,8 @@
 import pathlib
 import re
 
+from zoo.__main__ import main
+
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "batchnorm.md"
 
 
@@ -22,3 +24,14 @@ def test_the_page_runs_and_its_claims_hold(tmp_path, monkeypatch):
     assert namespace["layer"].variable_names == [
         "bn/gamma", "bn/beta", "bn/moving_mean", "bn/moving_variance"
     ]  # fmt: skip
+
+
+def test_the_inspector_table_on_the_page_is_what_it_prints(capsys, tmp_path):
+    shown = re.search(
+        r"```\n\$ python -m zoo (inspect .*?)\n(.*?)```", DOC.read_text(), re.S
+    )
+    argv = shown.group(1).split()
+    argv[argv.index("--logdir") + 1] = str(tmp_path)
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:-1] == shown.group(2).splitlines()[:-1]  # all but the logdir line
