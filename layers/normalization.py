@@ -104,7 +104,7 @@ class BatchNorm:
     ``zoo.keras.ZooLayer``) it runs with the call.
 
     Args:
-        inputs: tensor [batch, ..., features], the feature width known.
+        inputs: float32 tensor [batch, ..., features], the feature width known.
         training: Python bool, or a scalar bool tensor (one graph for both modes:
             ``tf.compat.v1.placeholder_with_default(True, [])``; fed False, the
             output uses the moving statistics and the update leaves them as they
@@ -117,8 +117,8 @@ class BatchNorm:
     Raises:
         ShapeError: the input's rank or feature width is not known statically,
             or the scope holds the variables of another width (reuse).
-        ZooError: ``training`` is neither a bool nor a scalar bool tensor, or
-            ``decay``/``epsilon`` are out of range.
+        ZooError: the input is not float32, ``training`` is neither a bool nor
+            a scalar bool tensor, or ``decay``/``epsilon`` are out of range.
         ScopeError, EagerError: as :class:`layers.Dense`.
     """
 
@@ -223,11 +223,17 @@ def _update(training, decay, moving, mean, variance):
 
 
 def _feature_width(owner, inputs):
-    """The static last dimension of ``inputs`` (rank >= 2).
+    """The static last dimension of float32 ``inputs`` (rank >= 2).
 
     Raises:
+        ZooError: another dtype.
         ShapeError: unknown rank, rank below 2, or an unknown last dimension.
     """
+    if inputs.dtype != tf.float32:
+        raise ZooError(
+            f"{owner}: expected float32 inputs (the variables are float32), found "
+            f"{inputs.dtype.name}; cast them with tf.cast(x, tf.float32)"
+        )
     shape = inputs.shape
     if shape.rank is None or shape.rank < 2 or shape[-1] is None:
         raise ShapeError(
