@@ -3,9 +3,9 @@
 :class:`BatchNorm` keeps four variables in its scope: ``gamma`` and ``beta``
 (trained) and ``moving_mean`` and ``moving_variance`` (not trained, in the
 global collection, so checkpoints hold them). Training normalizes with the
-batch's statistics and adds one op that moves the moving statistics to
-``tf.compat.v1.GraphKeys.UPDATE_OPS``; evaluation normalizes with the moving
-statistics and adds no op. A builder called again with ``reuse=True`` shares all
+batch's statistics and adds to ``tf.compat.v1.GraphKeys.UPDATE_OPS`` one op that
+moves the moving statistics; evaluation normalizes with the moving statistics
+and adds no op. A builder called again with ``reuse=True`` shares all
 four variables, whatever the mode of either call.
 
 Usage::
@@ -14,7 +14,8 @@ Usage::
         x = tf.compat.v1.placeholder(tf.float32, [None, 64])
         training = tf.compat.v1.placeholder_with_default(True, [])
         bn = BatchNorm(x, training, scope="bn")          # bn/gamma, bn/beta, ...
-        with tf.compat.v1.variable_scope("", reuse=True):
+        current = tf.compat.v1.get_variable_scope()
+        with tf.compat.v1.variable_scope(current, reuse=True):
             frozen = BatchNorm(x, False, scope="bn")     # same variables, no update
         train_op = zoo.training.with_updates(optimizer.minimize(loss))
 
