@@ -95,8 +95,9 @@ class BatchNorm:
     the last (``[batch]`` for [batch, features], ``[batch, height, width]`` for
     NHWC images); the variance is the biased one ``tf.nn.moments`` gives (divided
     by the count, not count - 1), and the moving statistics move by
-    ``moving_x := decay * moving_x + (1 - decay) * batch_x``. Otherwise the
-    moving statistics normalize and nothing moves.
+    ``moving_x := decay * moving_x + (1 - decay) * batch_x`` (computed as
+    ``moving_x -= (1 - decay) * (moving_x - batch_x)``, equal up to round-off).
+    Otherwise the moving statistics normalize and nothing moves.
 
     In a graph the update is one op, added to
     ``tf.compat.v1.GraphKeys.UPDATE_OPS`` and to :attr:`updates`: run it with the
