@@ -46,6 +46,7 @@ __all__ = [
     "run_steps",
     "signals_caught",
     "train_loop",
+    "with_updates",
 ]
 
 
@@ -158,6 +159,11 @@ def repeat_step(
     ``steps_per_run`` separate runs, so the numbers are those of one step per run
     up to float round-off.
 
+    The update ops a call of ``loss_fn`` adds to ``GraphKeys.UPDATE_OPS``
+    (:class:`layers.BatchNorm`'s) run with that call's step: each iteration
+    runs those of its own call in the loop; the one-step graph's run only
+    with its step (K=1 without XLA), never from the loop.
+
     With ``jit_compile=True`` the whole loop is one XLA computation (a
     ``tf.function(jit_compile=True)`` called in the graph): its elementwise work
     is fused and nothing is dispatched per step, 10-30 % faster on a 2-core CPU
@@ -215,10 +221,13 @@ def repeat_step(
         )
         return tf.group(update, after_update(update))
 
-    loss, metrics = _loss_and_metrics(loss_fn(batches.images, batches.labels))
+    built, updates = _with_updates_of(loss_fn, batches.images, batches.labels)
+    loss, metrics = _loss_and_metrics(built)
     grads_and_vars = optimizer.compute_gradients(loss, var_list)
     trained = [v for g, v in grads_and_vars if g is not None]
     one_step = apply([g for g, _ in grads_and_vars if g is not None], trained)
+    if updates:  # batch norm: the one-step graph's updates run with its step only
+        one_step = tf.group(one_step, *updates, name="train_with_updates")
     count = tf.compat.v1.placeholder_with_default(steps_per_run, [], name="steps_this_run")
     if steps_per_run == 1 and not jit_compile:
         stacked = {name: tf.reshape(v, [1]) for name, v in metrics.items()}
@@ -230,7 +239,7 @@ def repeat_step(
         images, labels = batches.draw()
         with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
             try:
-                built = loss_fn(images, labels)
+                built, step_updates = _with_updates_of(loss_fn, images, labels)
             except ScopeError as err:
                 raise ScopeError(
                     f"repeat_step: expected loss_fn to build the same variables on its "
@@ -240,7 +249,7 @@ def repeat_step(
         step_loss, step_metrics = _loss_and_metrics(built)
         update = apply(tf.gradients(step_loss, trained), trained)
         values = (step_loss, *(step_metrics[name] for name in names))
-        with tf.control_dependencies([update]):
+        with tf.control_dependencies([update, *step_updates]):
             return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
 
     def steps(count):
@@ -289,6 +298,43 @@ def check_clip_norm(owner, clip_norm):
             f"{owner}: expected the gradients' clip norm to be None or a finite number "
             f"> 0, found {clip_norm!r}; pass e.g. 10.0, or None to leave them as they are"
         )
+
+
+def with_updates(train_op):
+    """Returns an op that runs ``train_op`` and the graph's update ops (batch norm).
+
+    For a loop of your own: ``session.run(with_updates(optimizer.minimize(loss)))``
+    moves every :class:`layers.BatchNorm`'s moving statistics (any op in
+    ``tf.compat.v1.GraphKeys.UPDATE_OPS``) with each step, as the TF1 idiom
+    ``with tf.control_dependencies(update_ops): train_op = ...`` does.
+    :func:`train_loop` and :func:`repeat_step` need no such call.
+
+    Args:
+        train_op: the training op (or tensor) of the default graph.
+
+    Returns:
+        ``train_op`` itself when the graph has no update ops, else one op
+        grouping it with them.
+    """
+    updates = graph_updates(train_op.graph)
+    return tf.group(train_op, *updates, name="train_with_updates") if updates else train_op
+
+
+def graph_updates(graph):
+    """The ops in ``graph``'s ``UPDATE_OPS`` that belong to the graph itself (the
+    ones made in a ``tf.while_loop`` or ``tf.function`` body run there, not here)."""
+    with graph.as_default():
+        ops = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+    return [op for op in ops if op.graph is graph]
+
+
+def _with_updates_of(build, *args):
+    """Calls ``build(*args)``; returns its result and the update ops it added to the
+    current graph's ``UPDATE_OPS`` (those of this call only, not older ones)."""
+    key = tf.compat.v1.GraphKeys.UPDATE_OPS
+    before = len(tf.compat.v1.get_collection(key))
+    result = build(*args)
+    return result, tf.compat.v1.get_collection(key)[before:]
 
 
 def _check_steps_per_run(steps_per_run, batches):
@@ -353,6 +399,10 @@ def train_loop(
     logging, checkpoints and the batches are exactly those of one step per
     run, the NaN guard checks every step's loss (and names the first bad one),
     and a signal is answered within one run.
+
+    A plain ``train_op`` runs with the graph's update ops
+    (``GraphKeys.UPDATE_OPS``: :class:`layers.BatchNorm`'s moving statistics);
+    a :class:`RepeatedStep` runs those it built in its loop.
 
     Args:
         session: the ``tf.compat.v1.Session``, variables initialized.
@@ -422,6 +472,10 @@ def run_steps(
     nan_guard=None,
 ):
     """The loop of :func:`train_loop` around any step: logging, NaN guard, checkpoints.
+
+    ``run_step`` trains: batch norm's moving statistics move where its step
+    runs them (eagerly and in ``tf.function`` with the call; in a graph, run
+    :func:`with_updates` of the training op).
 
     Args:
         run_step: ``run_step(count, with_loss)`` runs ``count`` training steps
@@ -525,6 +579,8 @@ class _StepRunner:
             train_op = train_op.train_op
         else:
             self.count, self.steps_per_run = None, 1
+            updates = graph_updates(session.graph)
+            train_op = [train_op, *updates] if updates else train_op
         self.session = session
         self.fetches = {False: train_op, True: (train_op, loss, metrics or {})}
         self.callables = {}

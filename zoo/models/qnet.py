@@ -5,7 +5,9 @@ builder under a second scope, read under ``tf.stop_gradient`` and synced from th
 live scope by :mod:`zoo.state`. :func:`dqn` builds both and one training op that
 takes the optimizer step, counts it, and then, every ``period`` updates, moves the
 target towards the online network by ``tau`` (1.0: a hard copy, as in DQN; small:
-Polyak averaging, as in DDPG), all inside the one ``session.run`` of the step.
+Polyak averaging, as in DDPG), all inside the one ``session.run`` of the step;
+with ``updates_per_run=K`` one run takes K such steps on K batches (a burst, through
+:func:`zoo.training.repeat_step`).
 
 Usage::
 
@@ -14,6 +16,9 @@ Usage::
     model = dqn(obs, actions, rewards, next_obs, terminated, n_actions=2,
                 period=500)                     # hard copy every 500 updates
     polyak = dqn(..., period=1, tau=0.005)      # Polyak averaging every update
+    burst = dqn(*stacks, n_actions=2, period=128, max_grad_norm=10,
+                updates_per_run=128)            # [128, batch, ...] stacks: 128
+                                                # clipped updates in one run
     session.run(model.start_op)                 # target := online, once
     session.run(model.greedy_action, {obs: o})  # acting: the online argmax
     session.run(model.train_op, feed)           # step, count, sync when due
@@ -304,6 +309,8 @@ def dqn(
         after_update=sync_when_due,
     )
     first = built[0]
+    one_sync = synced[0] if synced else tf.constant(False)  # of the one-step graph
+    snapshot = first["snapshot"]
     next_action = None
     if act_observations is not None:
         with (
@@ -317,7 +324,7 @@ def dqn(
     online = first["online"]
     return DQN(
         online=online,
-        target=first["snapshot"],
+        target=snapshot,
         greedy_action=tf.argmax(online.q_values, axis=1, name="greedy_action"),
         next_action=next_action,
         q_taken=first["q_taken"],
@@ -327,10 +334,8 @@ def dqn(
         update_op=applied[0],
         train_op=repeated.train_op,
         count=repeated.count,
-        synced=(synced[0] if synced else tf.constant(False))
-        if updates_per_run == 1
-        else None,
-        start_op=first["snapshot"].sync_op if first["snapshot"] is not None else tf.no_op(),
+        synced=one_sync if updates_per_run == 1 else None,
+        start_op=tf.no_op() if snapshot is None else snapshot.sync_op,
         updates=updates,
         scope_name=owner,
     )
