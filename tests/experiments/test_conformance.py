@@ -134,7 +134,8 @@ EXPERIMENTS = (
         "experiments.dqn",
         argv=("--variant", "polyak", "--seeds", "2", "--jobs", "2", "--steps", "30",
               "--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16",
-              "--profile-calls", "0", "--checkpoint-every", "10"),
+              "--train-every", "16", "--updates-per-train", "8",  # checkpoints (every
+              "--profile-calls", "0", "--checkpoint-every", "10"),  # 10) inside bursts
         figures=("returns.png",),
     ),
     Experiment(
@@ -502,7 +503,7 @@ ZERO = "0"
 ZERO_MEANS_SOMETHING = {
     "seed", "validation", "warmup", "inter_op", "intra_op", "task_index",
     "max_restarts", "ps_steps", "tolerance", "gamma", "profile_calls", "learning_starts",
-    "epsilon_start", "epsilon_end",
+    "epsilon_start", "epsilon_end", "learning_rate_end",
 }  # fmt: skip
 MODULES = {row.module: load(row) for row in ROWS}
 

@@ -60,6 +60,10 @@ def test_curve_is_the_running_mean_at_each_step():
         (["--hidden", "16,0"], r"--hidden: expected comma-separated integers >= 1, found "
          "'16,0'"),
         (["--learning-starts", "-1"], r"--learning-starts: expected a count >= 0"),
+        (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number > 0"),
+        (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number >= 0"),  # noqa: E501
+        (["--updates-per-train", "0"], r"--updates-per-train: expected a positive integer"),
+        (["--variant", "triple"], r"--variant: invalid choice: 'triple'"),
     ],
 )  # fmt: skip
 def test_bad_flags_exit_with_one_line_before_any_work(tmp_path, capsys, flags, message):
