@@ -397,6 +397,14 @@ class _Lockstep:
             self._pass_turn(tower)
         self._wait_for_turn(tower)
         registered = self._rounds[call]
+        graph = tf.compat.v1.get_default_graph()
+        if any(t.graph is not graph for parts in registered.values() for t in parts):
+            raise ZooError(
+                "towers: expected synchronized batch norm built in training mode "
+                "(training=True), found a training tensor (each tower's statistics "
+                "inside a tf.cond of its own); pass training=True in the towers and "
+                "build the evaluation graph apart, with reuse=True"
+            )
         if len(registered) < self._towers:
             missing = sorted(set(range(self._towers)) - set(registered))
             raise ZooError(

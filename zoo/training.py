@@ -202,7 +202,11 @@ def repeat_step(
         )
     built, updates = _with_updates_of(loss_fn, batches.images, batches.labels)
     loss, metrics = _loss_and_metrics(built)
-    grads_and_vars = optimizer.compute_gradients(loss, var_list)
+    # Each gradient op on its forward op's device (zoo.towers: a tower's backward
+    # pass on its own device), as tf.gradients does in the loop below.
+    grads_and_vars = optimizer.compute_gradients(
+        loss, var_list, colocate_gradients_with_ops=True
+    )
     one_step = optimizer.apply_gradients(grads_and_vars, global_step)
     if updates:  # batch norm: the one-step graph's updates run with its step only
         one_step = tf.group(one_step, *updates, name="train_with_updates")

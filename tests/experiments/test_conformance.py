@@ -131,6 +131,12 @@ EXPERIMENTS = (
         figures=("loss_curves.png", "accuracy.png"),
     ),
     Experiment(
+        "experiments.towers",
+        argv=(*TINY, "--towers", "2", "--batch-norm", "sync", "--batch-size", "8",
+              "--filters", "2,2", "--compare-steps", "2", *CHECKPOINT_OFTEN),
+        figures=("loss_curves.png", "accuracy.png"),
+    ),
+    Experiment(
         "experiments.dqn",
         argv=("--variant", "polyak", "--seeds", "2", "--jobs", "2", "--steps", "30",
               "--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16",

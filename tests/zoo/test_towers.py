@@ -319,3 +319,13 @@ def test_sync_towers_that_build_different_batch_norms_are_refused():
     )
     with pytest.raises(ZooError, match=message):
         build_error(model, batch_norm="sync")
+
+
+def test_sync_batch_norm_with_a_training_tensor_is_refused():
+    def model(inputs):
+        training = tf.compat.v1.placeholder_with_default(True, [])
+        return tf.reduce_sum(BatchNorm(inputs, training).output)
+
+    with pytest.raises(ZooError, match="tower 0: towers: expected synchronized batch "
+                       "norm built in training mode"):  # fmt: skip
+        build_error(model, batch_norm="sync")
