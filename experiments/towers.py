@@ -17,7 +17,9 @@ the test accuracy comes from a second build with ``reuse=True`` and
 
 ``equal_to_one_tower`` trains each mode ``--compare-steps`` steps as one tower
 and as N towers and gives the largest absolute difference of any variable:
-float round-off for ``none`` and ``sync``, a real difference for ``per-tower``.
+float round-off for ``none`` and ``sync``, a real difference for ``per-tower``;
+``after_all_steps`` gives the same for the full runs, where round-off that
+flips a ReLU or a max-pool choice near a tie has grown into real differences.
 
 Usage::
 
@@ -210,14 +212,22 @@ def summarize(results, weights, compared, args):
     """The comparisons of results.json: towers against one, batch norm against none."""
     counts = sorted({towers for _, towers in results})
     many = [towers for towers in counts if towers > 1]
+    modes = sorted({mode for mode, _ in results}, key=MODES.index)
     summary = {}
     if compared:
         summary["equal_to_one_tower"] = {
             "steps": args.compare_steps,
             **{mode: max(diffs.values()) for mode, diffs in compared.items()},
             "per_tower_count": compared,
+            "after_all_steps": {
+                mode: {
+                    str(towers): largest_difference(weights[mode, 1], weights[mode, towers])
+                    for towers in many
+                }
+                for mode in modes
+                if (mode, 1) in weights
+            },
         }
-    modes = sorted({mode for mode, _ in results}, key=MODES.index)
     target = args.target_accuracy
     summary["batch_norm_vs_none"] = {
         str(towers): {
