@@ -18,6 +18,8 @@ the test accuracy comes from a second build with ``reuse=True`` and
 ``equal_to_one_tower`` trains each mode ``--compare-steps`` steps as one tower
 and as N towers and gives the largest absolute difference of any variable:
 float round-off for ``none`` and ``sync``, a real difference for ``per-tower``;
+``round_off_floor`` the same for one tower against one tower whose batches
+have their halves swapped (the same sums in another order);
 ``after_all_steps`` gives the same for the full runs, where round-off that
 flips a ReLU or a max-pool choice near a tie has grown into real differences.
 
@@ -41,6 +43,7 @@ from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = ("none", "per-tower", "sync")
 MOMENTUM = 0.9
+OPTIMIZER_SLOT = "Momentum"  # the name of MomentumOptimizer's slot variables
 LOG_PERIOD = 50
 EVAL_CHUNK = 2000
 SMOOTHING = 4  # logged batch accuracies averaged for "steps to reach"
@@ -77,7 +80,7 @@ def build_parser():
     p.add_argument(
         "--compare-steps",
         type=int,
-        default=5,
+        default=1,
         help="steps of the one-tower-vs-N-towers weight comparison",
     )
     p.add_argument(
@@ -107,7 +110,7 @@ def check_sizes(args):
         )
 
 
-def run_variant(mode, towers, args, data, run, steps=None):
+def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
     """Trains and evaluates ``mode`` as ``towers`` towers.
 
     Args:
@@ -115,10 +118,12 @@ def run_variant(mode, towers, args, data, run, steps=None):
         towers: the tower count.
         args, data, run: as every variant.
         steps: train this many steps (the comparison) instead of ``--steps``.
+        reordered: swap the two halves of every batch (the same examples, summed
+            in another order: the round-off floor of the comparison).
 
     Returns:
         ``(result, weights)``: the variant's result dict and ``{name: array}`` of
-        every variable of the model.
+        every variable of the model (optimizer slots left out).
     """
     import tensorflow as tf
 
@@ -129,6 +134,8 @@ def run_variant(mode, towers, args, data, run, steps=None):
     kwargs = {"filters": flags.integers(args.filters), "batch_norm": mode != "none"}
 
     def model(images, labels):
+        if reordered:
+            images, labels = (tf.concat(tf.split(t, 2)[::-1], 0) for t in (images, labels))
         net = bn_conv_classifier(images, labels, scope="net", **kwargs)
         return net.loss, {"batch_accuracy": net.accuracy}
 
@@ -139,7 +146,7 @@ def run_variant(mode, towers, args, data, run, steps=None):
         batch_norm="sync" if mode == "sync" else "per-tower",
         loss_reduction="sum",
     )
-    name = f"{mode}_x{towers}" + ("_compare" if steps else "")
+    name = f"{mode}_x{towers}" + ("_compare" if steps else "") + ("_reordered" * reordered)
     variant_args = argparse.Namespace(**{**vars(args), "steps": steps or args.steps})
     return train_variant(
         name,
@@ -169,7 +176,11 @@ def evaluation(test, kwargs):
     y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
     with tf.compat.v1.variable_scope("towers", reuse=True):
         net = bn_conv_classifier(x, y, scope="net", reuse=True, training=False, **kwargs)
-    variables = {v.op.name: v for v in tf.compat.v1.global_variables("towers/")}
+    variables = {
+        v.op.name: v
+        for v in tf.compat.v1.global_variables("towers/")
+        if not v.op.name.endswith(f"/{OPTIMIZER_SLOT}")
+    }
 
     def evaluate(session):
         chunks = run_in_chunks(
@@ -208,7 +219,7 @@ def statistics_difference(a, b):
     }
 
 
-def summarize(results, weights, compared, args):
+def summarize(results, weights, compared, floor, args):
     """The comparisons of results.json: towers against one, batch norm against none."""
     counts = sorted({towers for _, towers in results})
     many = [towers for towers in counts if towers > 1]
@@ -219,6 +230,7 @@ def summarize(results, weights, compared, args):
             "steps": args.compare_steps,
             **{mode: max(diffs.values()) for mode, diffs in compared.items()},
             "per_tower_count": compared,
+            "round_off_floor": floor,
             "after_all_steps": {
                 mode: {
                     str(towers): largest_difference(weights[mode, 1], weights[mode, towers])
@@ -264,19 +276,29 @@ def summarize(results, weights, compared, args):
 
 
 def compare_to_one_tower(modes, counts, args, data, run):
-    """``{mode: {N: largest |weights of N towers - weights of one|}}`` after
-    ``--compare-steps`` steps, for every N > 1 (per-tower beside none and sync)."""
-    compared = {}
+    """Compares N towers with one tower after ``--compare-steps`` steps.
+
+    Returns:
+        ``(compared, floor)``: ``compared`` maps each mode to ``{N: largest
+        |weights of N towers - weights of one|}`` for every N > 1 (per-tower
+        beside none and sync); ``floor`` maps each mode to the same difference
+        between one tower and one tower on the same batches with their halves
+        swapped (mathematically the same step: what float round-off alone does).
+    """
+    compared, floor = {}, {}
     for mode in modes:
-        _, one = run_variant(mode, 1, args, data, run, steps=args.compare_steps)
+        steps = args.compare_steps
+        _, one = run_variant(mode, 1, args, data, run, steps)
         compared[mode] = {
             str(towers): largest_difference(
-                one, run_variant(mode, towers, args, data, run, args.compare_steps)[1]
+                one, run_variant(mode, towers, args, data, run, steps)[1]
             )
             for towers in counts
             if towers > 1
         }
-    return compared
+        _, swapped = run_variant(mode, 1, args, data, run, steps, reordered=True)
+        floor[mode] = largest_difference(one, swapped)
+    return compared, floor
 
 
 def accuracy_figure(results):
@@ -308,16 +330,16 @@ def main(argv=None):
             results[mode, towers], weights[mode, towers] = run_variant(
                 mode, towers, args, data, run
             )
-    compared = {}
+    compared, floor = {}, {}
     if len(counts) > 1 or counts[0] > 1:
-        compared = compare_to_one_tower(modes, counts, args, data, run)
+        compared, floor = compare_to_one_tower(modes, counts, args, data, run)
     run.write_results(
         {
             "experiment": "towers",
             "dataset": data.name,
             "data_source": data.source,
             "variants": {f"{mode}_x{towers}": r for (mode, towers), r in results.items()},
-            **summarize(results, weights, compared, args),
+            **summarize(results, weights, compared, floor, args),
         }
     )
     named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}

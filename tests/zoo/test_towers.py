@@ -329,3 +329,19 @@ def test_sync_batch_norm_with_a_training_tensor_is_refused():
     with pytest.raises(ZooError, match="tower 0: towers: expected synchronized batch "
                        "norm built in training mode"):  # fmt: skip
         build_error(model, batch_norm="sync")
+
+
+def test_an_ema_inside_the_towers_finds_tower_0s_shadow_variables(graph):
+    applied = []
+
+    def model(inputs):
+        loss = dense(inputs)
+        ema = tf.compat.v1.train.ExponentialMovingAverage(0.9)
+        applied.append(ema.apply(tf.compat.v1.trainable_variables()))
+        return loss
+
+    x = tf.compat.v1.placeholder(tf.float32, [BATCH, 2])
+    towers.data_parallel(model, 2, scope="net")(x)
+    names = [v.op.name for v in tf.compat.v1.global_variables()]
+    assert names == ["net/w", "net/net/w/ExponentialMovingAverage"]  # one shadow
+    assert len(applied) == 2  # an update per tower: build the EMA outside the towers
