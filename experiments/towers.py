@@ -15,7 +15,7 @@ same steps on the same batches (:func:`experiments.harness.train.train_variant`)
 the test accuracy comes from a second build with ``reuse=True`` and
 ``training=False`` (the moving statistics).
 
-``equal_to_one_tower`` trains each mode ``--compare-steps`` steps as one tower
+``equal_to_one_tower`` trains each mode one step as one tower
 and as N towers and gives the largest absolute difference of any variable:
 float round-off for ``none`` and ``sync``, a real difference for ``per-tower``;
 ``round_off_floor`` the same for one tower against one tower whose batches
@@ -29,7 +29,7 @@ Usage::
         --data-dir /usr/share/datasets/fashion-mnist --out runs/towers/full
     python -m experiments.towers --quick --data-dir DIR --validation 0
 
-Writes ``results.json``, ``loss_curves.png``, ``accuracy.png`` and TensorBoard
+Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and TensorBoard
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
@@ -37,11 +37,15 @@ import argparse
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import classifiers, figures, flags, rundir
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
-MODES = ("none", "per-tower", "sync")
+MODES = classifiers.BATCH_NORM
+COMPARE_STEPS = 1  # steps of the one-tower-vs-N-towers comparison: one gradient's round-off
+TARGET_ACCURACY = (
+    0.8  # batch accuracy (mean of the last 4 logged) whose first step is given
+)
 MOMENTUM = 0.9
 OPTIMIZER_SLOT = "Momentum"  # the name of MomentumOptimizer's slot variables
 LOG_PERIOD = 50
@@ -64,31 +68,19 @@ def build_parser():
         check=flags.int_list(),
         help="comma-separated tower counts (GPUs when present, else logical CPUs)",
     )
-    p.add_argument(
-        "--batch-norm",
-        choices=(*MODES, "all"),
-        default="all",
-        help="no batch norm (none), per-tower statistics, synchronized statistics "
-        "(sync), or all three",
+    flags.add_variant_flag(
+        p,
+        MODES,
+        "no batch norm (none), per-tower statistics, synchronized statistics (sync), "
+        "or all three",
+        every="all",
+        name="--batch-norm",
     )
     p.add_argument(
         "--filters", default="8,16", check=flags.int_list(), help="channels of the 2 convs"
     )
     p.add_argument(
         "--learning-rate", type=float, default=5e-4, help="momentum SGD's rate (0.9)"
-    )
-    p.add_argument(
-        "--compare-steps",
-        type=int,
-        default=1,
-        help="steps of the one-tower-vs-N-towers weight comparison",
-    )
-    p.add_argument(
-        "--target-accuracy",
-        type=float,
-        default=0.8,
-        check=flags.real(0.0, maximum=1.0),
-        help="batch accuracy (mean of the last 4 logged) whose first step is reported",
     )
     flags.add_validation_flag(p)
     flags.add_loop_flags(p, steps_per_run=16)
@@ -129,23 +121,15 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
 
     from experiments.harness.train import train_variant
     from zoo import towers as zoo_towers
-    from zoo.models.bn_conv import bn_conv_classifier
 
     kwargs = {"filters": flags.integers(args.filters), "batch_norm": mode != "none"}
+    towers_loss = classifiers.towers_loss(mode, towers, kwargs["filters"])
 
-    def model(images, labels):
+    def loss_fn(images, labels):
         if reordered:
             images, labels = (tf.concat(tf.split(t, 2)[::-1], 0) for t in (images, labels))
-        net = bn_conv_classifier(images, labels, scope="net", **kwargs)
-        return net.loss, {"batch_accuracy": net.accuracy}
+        return towers_loss(images, labels)
 
-    loss_fn = zoo_towers.data_parallel(
-        model,
-        towers,
-        scope="towers",
-        batch_norm="sync" if mode == "sync" else "per-tower",
-        loss_reduction="sum",
-    )
     name = f"{mode}_x{towers}" + ("_compare" if steps else "") + ("_reordered" * reordered)
     variant_args = argparse.Namespace(**{**vars(args), "steps": steps or args.steps})
     return train_variant(
@@ -174,11 +158,11 @@ def evaluation(test, kwargs):
 
     x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
     y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
-    with tf.compat.v1.variable_scope("towers", reuse=True):
+    with tf.compat.v1.variable_scope(classifiers.TOWERS_SCOPE, reuse=True):
         net = bn_conv_classifier(x, y, scope="net", reuse=True, training=False, **kwargs)
     variables = {
         v.op.name: v
-        for v in tf.compat.v1.global_variables("towers/")
+        for v in tf.compat.v1.global_variables(f"{classifiers.TOWERS_SCOPE}/")
         if not v.op.name.endswith(f"/{OPTIMIZER_SLOT}")
     }
 
@@ -227,7 +211,7 @@ def summarize(results, weights, compared, floor, args):
     summary = {}
     if compared:
         summary["equal_to_one_tower"] = {
-            "steps": args.compare_steps,
+            "steps": COMPARE_STEPS,
             **{mode: max(diffs.values()) for mode, diffs in compared.items()},
             "per_tower_count": compared,
             "round_off_floor": floor,
@@ -240,7 +224,7 @@ def summarize(results, weights, compared, floor, args):
                 if (mode, 1) in weights
             },
         }
-    target = args.target_accuracy
+    target = TARGET_ACCURACY
     summary["batch_norm_vs_none"] = {
         str(towers): {
             "target_batch_accuracy": target,
@@ -276,7 +260,7 @@ def summarize(results, weights, compared, floor, args):
 
 
 def compare_to_one_tower(modes, counts, args, data, run):
-    """Compares N towers with one tower after ``--compare-steps`` steps.
+    """Compares N towers with one tower after ``COMPARE_STEPS`` steps.
 
     Returns:
         ``(compared, floor)``: ``compared`` maps each mode to ``{N: largest
@@ -287,7 +271,7 @@ def compare_to_one_tower(modes, counts, args, data, run):
     """
     compared, floor = {}, {}
     for mode in modes:
-        steps = args.compare_steps
+        steps = COMPARE_STEPS
         _, one = run_variant(mode, 1, args, data, run, steps)
         compared[mode] = {
             str(towers): largest_difference(
@@ -301,21 +285,30 @@ def compare_to_one_tower(modes, counts, args, data, run):
     return compared, floor
 
 
-def accuracy_figure(results):
-    """Returns a bar chart of each variant's test accuracy, labelled with its speed."""
-    figure, axes = figures.pyplot().subplots(figsize=(8, 4.5))
-    names = [f"{mode}\nx{towers}" for mode, towers in results]
-    bars = axes.bar(names, [r["test_accuracy"] for r in results.values()])
-    for bar, result in zip(bars, results.values(), strict=True):
-        axes.annotate(
-            f"{result['test_accuracy']:.4f}\n{result['steps_per_second']:.0f} steps/s",
-            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-            ha="center",
-            va="bottom",
-        )
-    axes.set_ylim(0, 1.15)
-    axes.set_ylabel("test accuracy")
-    axes.set_title("Towers on shared variables: batch norm none / per-tower / sync")
+def accuracy_and_speed_figure(results):
+    """Returns two panels: each variant's test accuracy and its steps per second."""
+    figure, panels = figures.pyplot().subplots(1, 2, figsize=(11, 4.5))
+    counts = sorted({towers for _, towers in results})
+    modes = [mode for mode in MODES if (mode, counts[0]) in results]
+    width = 0.8 / len(counts)
+    for panel, key, label in zip(
+        panels,
+        ("test_accuracy", "steps_per_second"),
+        ("test accuracy", "training steps per second"),
+        strict=True,
+    ):
+        for i, towers in enumerate(counts):
+            values = [results[mode, towers][key] for mode in modes]
+            places = [m + (i - (len(counts) - 1) / 2) * width for m in range(len(modes))]
+            bars = panel.bar(places, values, width, label=f"{towers} tower(s)")
+            panel.bar_label(bars, fmt="%.3g", fontsize=8)
+        panel.set_xticks(range(len(modes)), modes)
+        panel.set_ylabel(label)
+        panel.set_xlabel("batch norm")
+    panels[0].set_ylim(0, 1.1)
+    panels[0].legend(loc="lower right")
+    figure.suptitle("Towers on shared variables: accuracy and speed per batch-norm mode")
+    figure.tight_layout()
     return figure
 
 
@@ -343,15 +336,10 @@ def main(argv=None):
         }
     )
     named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}
-    run.save_figure(
-        "loss_curves.png",
-        figures.loss_figure(
-            named,
-            "Towers: no batch norm, per-tower and synchronized statistics",
-            "cross-entropy summed over the batch",
-        ),
-    )
-    run.save_figure("accuracy.png", accuracy_figure(results))
+    title = "Towers: no batch norm, per-tower and synchronized statistics"
+    losses = figures.loss_figure(named, title, "cross-entropy summed over the batch")
+    run.save_figure("loss_curves.png", losses)
+    run.save_figure("accuracy_and_speed.png", accuracy_and_speed_figure(results))
     print(f"results in {run.path}")
     return 0
 

@@ -40,6 +40,7 @@ import tensorflow as tf
 from tensorflow.python.ops import control_flow_util  # no public XLA-context test
 
 from layers.errors import ScopeError, ShapeError, ZooError
+from zoo.training import loss_and_metrics
 
 BATCH_NORM_MODES = ("per-tower", "sync")
 LOSS_REDUCTIONS = ("mean", "sum")
@@ -253,7 +254,7 @@ def _build_tower(model_fn, shards, tower, device, scope, caller, variables_devic
             stack.enter_context(tf.compat.v1.variable_creator_scope(_refuse_new(tower)))
         stack.enter_context(_batch_statistics(moments, update=tower == 0))
         built = model_fn(*shards)
-    return _loss_and_metrics(built, tower)
+    return loss_and_metrics(built, "towers", "model_fn")
 
 
 def _batch_statistics(moments, update):
@@ -272,20 +273,6 @@ def _refuse_new(tower):
         )
 
     return creator
-
-
-def _loss_and_metrics(built, tower):
-    loss, metrics = built if isinstance(built, tuple) else (built, {})
-    tensors = [loss, *metrics.values()] if isinstance(metrics, dict) else None
-    if tensors is None or not all(
-        isinstance(t, tf.Tensor) and t.shape.rank == 0 for t in tensors
-    ):
-        raise ZooError(
-            f"towers: expected model_fn to return a scalar loss tensor or (loss, "
-            f"{{name: scalar tensor}}), found {built!r} in tower {tower}; return the "
-            "model's loss (and metrics)"
-        )
-    return loss, metrics
 
 
 class _Aborted(Exception):

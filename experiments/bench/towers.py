@@ -2,8 +2,8 @@
 
 The model of ``experiments/towers.py`` (:func:`zoo.models.bn_conv.bn_conv_classifier`,
 filters 8 and 16) trains on a synthetic batch source (random images, in the
-graph: :class:`zoo.batches.GraphBatches`) with momentum SGD, ``--steps-per-run``
-steps per ``session.run`` (:func:`zoo.training.repeat_step`), as 1 tower and as
+graph: :class:`zoo.batches.GraphBatches`) with momentum SGD, 16 steps per
+``session.run`` (:func:`zoo.training.repeat_step`), as 1 tower and as
 N towers (:func:`zoo.towers.data_parallel`: GPUs when present, else N logical
 CPU devices of one session), without batch norm and with synchronized and
 per-tower batch norm. Every contender has its own graph and session, built
@@ -22,19 +22,20 @@ Usage::
 
 import time
 
-from experiments.harness import flags, rundir
+from experiments.harness import classifiers, flags, rundir
 from zoo.data import N_CLASSES, N_PIXELS
 
-MODES = ("none", "sync", "per-tower")
+MODES = classifiers.BATCH_NORM
 FILTERS = (8, 16)
+STEPS_PER_RUN = 16
 EXAMPLES = 4096
 
 
-def build_contender(mode, towers, batch_size, steps_per_run):
+def build_contender(mode, towers, batch_size):
     """Builds one contender in a graph and session of its own.
 
     Returns:
-        ``run(count)``: trains ``count`` runs of ``steps_per_run`` steps; and
+        ``run(count)``: trains ``count`` runs of ``STEPS_PER_RUN`` steps; and
         the session to close.
     """
     import numpy as np
@@ -44,31 +45,18 @@ def build_contender(mode, towers, batch_size, steps_per_run):
     from zoo import training
     from zoo.batches import GraphBatches
     from zoo.data import DataSet
-    from zoo.models.bn_conv import bn_conv_classifier
 
     rng = np.random.default_rng(0)
     images = rng.random((EXAMPLES, N_PIXELS), dtype=np.float32)
     labels = np.eye(N_CLASSES, dtype=np.float32)[rng.integers(0, N_CLASSES, EXAMPLES)]
 
-    def model(x, y):
-        net = bn_conv_classifier(
-            x, y, scope="net", filters=FILTERS, batch_norm=mode != "none"
-        )
-        return net.loss
-
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(0)
         batches = GraphBatches(DataSet(images, labels, seed=0), batch_size)
-        loss_fn = zoo_towers.data_parallel(
-            model,
-            towers,
-            scope="towers",
-            batch_norm="sync" if mode == "sync" else "per-tower",
-            loss_reduction="sum",
-        )
+        loss_fn = classifiers.towers_loss(mode, towers, FILTERS)
         optimizer = tf.compat.v1.train.MomentumOptimizer(1e-4, 0.9)
-        step = training.repeat_step(loss_fn, optimizer, batches, steps_per_run)
+        step = training.repeat_step(loss_fn, optimizer, batches, STEPS_PER_RUN)
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
     session = tf.compat.v1.Session(graph=graph, config=zoo_towers.session_config(towers))
@@ -79,7 +67,7 @@ def build_contender(mode, towers, batch_size, steps_per_run):
 
     def run(count):
         for _ in range(count):
-            batches.next_feed(session, steps_per_run)
+            batches.next_feed(session, STEPS_PER_RUN)
             train()
 
     return run, session
@@ -87,26 +75,10 @@ def build_contender(mode, towers, batch_size, steps_per_run):
 
 def build_parser():
     """Returns the benchmark's argument parser (no shared flag: it loads no data)."""
-    p = flags.bare_parser(
-        "Time training steps of 1 and N data-parallel towers (logical CPUs without a "
-        "GPU), without batch norm, with synchronized and with per-tower batch norm."
-    )
-    p.add_argument(
-        "--json",
-        default=None,
-        check=flags.new_file,
-        help="output file (default: results.json in a new run directory, "
-        "runs/bench_towers/<timestamp>-<random>)",
-    )
+    p = flags.bare_parser(__doc__.splitlines()[0])
+    flags.add_json_flag(p)
     p.add_argument("--towers", type=int, default=2, help="towers of the N-tower contender")
     p.add_argument("--batch-size", type=int, default=64, help="examples per step")
-    p.add_argument(
-        "--steps-per-run",
-        type=int,
-        default=16,
-        check=flags.integer(1, flags.MAX_STEPS_PER_RUN),
-        help="steps per session.run",
-    )
     p.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds")
     p.add_argument(
         "--seconds", type=float, default=2.0, help="least time of one contender's round"
@@ -139,9 +111,7 @@ def main(argv=None):
     batch_size = args.towers * 4 if args.quick else args.batch_size
     counts = sorted({1, args.towers})
     contenders = {
-        (mode, n): build_contender(mode, n, batch_size, args.steps_per_run)
-        for mode in MODES
-        for n in counts
+        (mode, n): build_contender(mode, n, batch_size) for mode in MODES for n in counts
     }
     best = {key: 0.0 for key in contenders}
     for run, _ in contenders.values():
@@ -153,14 +123,14 @@ def main(argv=None):
                 run(1)
                 runs += 1
             elapsed = time.perf_counter() - start
-            best[key] = max(best[key], runs * args.steps_per_run / elapsed)
+            best[key] = max(best[key], runs * STEPS_PER_RUN / elapsed)
     for _, session in contenders.values():
         session.close()
     steps_per_second = {mode: {str(n): best[mode, n] for n in counts} for mode in MODES}
     results = {
         "quick": args.quick,
         "batch_size": batch_size,
-        "steps_per_run": args.steps_per_run,
+        "steps_per_run": STEPS_PER_RUN,
         "rounds": rounds,
         "filters": list(FILTERS),
         "devices": "GPU" if _has_gpu() else "logical CPU",
