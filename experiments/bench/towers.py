@@ -9,8 +9,10 @@ CPU devices of one session), without batch norm and with synchronized and
 per-tower batch norm. Every contender has its own graph and session, built
 first; then ``--rounds`` rounds run each contender in turn for at least
 ``--seconds`` each (interleaved, so the machine's load drifts over all of
-them alike). The fastest round of each is reported, with ``towers_speedup``:
-N towers' steps/s over one tower's, per batch-norm mode. On a CPU the logical
+them alike). The fastest round of each is reported (and the median), with
+``towers_speedup``: N towers' steps/s over one tower's, per batch-norm mode, and
+``identical_contenders_ratio``: sync over per-tower with one tower, the same
+graph, so its distance from 1 is the measurement's noise. On a CPU the logical
 devices share the process's thread pools: expect no speed-up from towers
 there; the figure says what the towers cost.
 
@@ -20,6 +22,7 @@ Usage::
     python -m experiments.bench.towers --quick --json /tmp/bench_towers.json
 """
 
+import statistics
 import time
 
 from experiments.harness import classifiers, flags, rundir
@@ -79,9 +82,9 @@ def build_parser():
     flags.add_json_flag(p)
     p.add_argument("--towers", type=int, default=2, help="towers of the N-tower contender")
     p.add_argument("--batch-size", type=int, default=64, help="examples per step")
-    p.add_argument("--rounds", type=int, default=5, help="interleaved timed rounds")
+    p.add_argument("--rounds", type=int, default=10, help="interleaved timed rounds")
     p.add_argument(
-        "--seconds", type=float, default=2.0, help="least time of one contender's round"
+        "--seconds", type=float, default=1.0, help="least time of one contender's round"
     )
     p.add_argument(
         "--quick",
@@ -113,7 +116,7 @@ def main(argv=None):
     contenders = {
         (mode, n): build_contender(mode, n, batch_size) for mode in MODES for n in counts
     }
-    best = {key: 0.0 for key in contenders}
+    speeds = {key: [] for key in contenders}
     for run, _ in contenders.values():
         run(1)  # warm-up
     for _ in range(rounds):
@@ -122,11 +125,10 @@ def main(argv=None):
             while time.perf_counter() - start < seconds:
                 run(1)
                 runs += 1
-            elapsed = time.perf_counter() - start
-            best[key] = max(best[key], runs * STEPS_PER_RUN / elapsed)
+            speeds[key].append(runs * STEPS_PER_RUN / (time.perf_counter() - start))
     for _, session in contenders.values():
         session.close()
-    steps_per_second = {mode: {str(n): best[mode, n] for n in counts} for mode in MODES}
+    best = {key: max(values) for key, values in speeds.items()}
     results = {
         "quick": args.quick,
         "batch_size": batch_size,
@@ -134,8 +136,13 @@ def main(argv=None):
         "rounds": rounds,
         "filters": list(FILTERS),
         "devices": "GPU" if _has_gpu() else "logical CPU",
-        "steps_per_second": steps_per_second,
-        "towers_speedup": {mode: best[mode, counts[-1]] / best[mode, 1] for mode in MODES},
+        "steps_per_second": {m: {str(n): best[m, n] for n in counts} for m in MODES},
+        "median_steps_per_second": {
+            m: {str(n): statistics.median(speeds[m, n]) for n in counts} for m in MODES
+        },
+        "towers_speedup": {m: best[m, counts[-1]] / best[m, 1] for m in MODES},
+        # One tower builds the same graph in both modes: their ratio is the noise.
+        "identical_contenders_ratio": best["sync", 1] / best["per-tower", 1],
     }
     path = rundir.write_bench_results(run_dir, results, args.json)
     for mode in MODES:
