@@ -3,9 +3,9 @@
 :class:`BatchNorm` keeps four variables in its scope: ``gamma`` and ``beta``
 (trained) and ``moving_mean`` and ``moving_variance`` (not trained, in the
 global collection, so checkpoints hold them). Training normalizes with the
-batch's statistics and adds one op that moves the moving statistics to
-``tf.compat.v1.GraphKeys.UPDATE_OPS``; evaluation normalizes with the moving
-statistics and adds no op. A builder called again with ``reuse=True`` shares all
+batch's statistics and adds to ``tf.compat.v1.GraphKeys.UPDATE_OPS`` one op that
+moves the moving statistics; evaluation normalizes with the moving statistics
+and adds no op. A builder called again with ``reuse=True`` shares all
 four variables, whatever the mode of either call.
 
 Usage::
@@ -14,7 +14,8 @@ Usage::
         x = tf.compat.v1.placeholder(tf.float32, [None, 64])
         training = tf.compat.v1.placeholder_with_default(True, [])
         bn = BatchNorm(x, training, scope="bn")          # bn/gamma, bn/beta, ...
-        with tf.compat.v1.variable_scope("", reuse=True):
+        current = tf.compat.v1.get_variable_scope()
+        with tf.compat.v1.variable_scope(current, reuse=True):
             frozen = BatchNorm(x, False, scope="bn")     # same variables, no update
         train_op = zoo.training.with_updates(optimizer.minimize(loss))
 
@@ -29,6 +30,7 @@ import threading
 
 import tensorflow as tf
 
+from layers.base import Layer, read_only
 from layers.dense import scope_or_current
 from layers.errors import ShapeError, ZooError
 from layers.variables import full_name, get_variable
@@ -93,8 +95,9 @@ class BatchNorm:
     the last (``[batch]`` for [batch, features], ``[batch, height, width]`` for
     NHWC images); the variance is the biased one ``tf.nn.moments`` gives (divided
     by the count, not count - 1), and the moving statistics move by
-    ``moving_x := decay * moving_x + (1 - decay) * batch_x``. Otherwise the
-    moving statistics normalize and nothing moves.
+    ``moving_x := decay * moving_x + (1 - decay) * batch_x`` (computed as
+    ``moving_x -= (1 - decay) * (moving_x - batch_x)``, equal up to round-off).
+    Otherwise the moving statistics normalize and nothing moves.
 
     In a graph the update is one op, added to
     ``tf.compat.v1.GraphKeys.UPDATE_OPS`` and to :attr:`updates`: run it with the
@@ -103,7 +106,7 @@ class BatchNorm:
     ``zoo.keras.ZooLayer``) it runs with the call.
 
     Args:
-        inputs: tensor [batch, ..., features], the feature width known.
+        inputs: float32 tensor [batch, ..., features], the feature width known.
         training: Python bool, or a scalar bool tensor (one graph for both modes:
             ``tf.compat.v1.placeholder_with_default(True, [])``; fed False, the
             output uses the moving statistics and the update leaves them as they
@@ -116,8 +119,8 @@ class BatchNorm:
     Raises:
         ShapeError: the input's rank or feature width is not known statically,
             or the scope holds the variables of another width (reuse).
-        ZooError: ``training`` is neither a bool nor a scalar bool tensor, or
-            ``decay``/``epsilon`` are out of range.
+        ZooError: the input is not float32, ``training`` is neither a bool nor
+            a scalar bool tensor, or ``decay``/``epsilon`` are out of range.
         ScopeError, EagerError: as :class:`layers.Dense`.
     """
 
@@ -133,6 +136,8 @@ class BatchNorm:
             self._scope_name = var_scope.name
             self._params = _variables(owner, width)
             gamma, beta, moving_mean, moving_variance = self._params
+            self._gamma, self._beta = gamma, beta
+            self._moving_mean, self._moving_variance = moving_mean, moving_variance
             axes = list(range(inputs.shape.rank - 1))
             if training is False:
                 mean, variance = moving_mean, moving_variance
@@ -147,31 +152,23 @@ class BatchNorm:
             self._mean, self._variance = mean, variance
             self._updates = []
             if training is not False and may_update:
-                self._updates = _update(training, decay, self._params[2:], mean, variance)
+                moving = [moving_mean, moving_variance]
+                self._updates = _update(training, decay, moving, mean, variance)
             self._output = tf.nn.batch_normalization(
                 inputs, mean, variance, beta, gamma, epsilon
             )
 
-    input = property(lambda self: self._inputs, doc="The input tensor.")
-    output = property(lambda self: self._output, doc="The normalized tensor.")
-    scope_name = property(
-        lambda self: self._scope_name, doc="The full variable scope of the variables."
+    input = Layer.input
+    output = read_only("_output", "The normalized tensor, the input's shape.")
+    scope_name = Layer.scope_name
+    gamma = read_only("_gamma", "The scale variable [features].")
+    beta = read_only("_beta", "The offset variable [features].")
+    moving_mean = read_only("_moving_mean", "The moving mean [features] (not trained).")
+    moving_variance = read_only(
+        "_moving_variance", "The moving variance [features] (not trained)."
     )
-    gamma = property(lambda self: self._params[0], doc="The scale variable [features].")
-    beta = property(lambda self: self._params[1], doc="The offset variable [features].")
-    moving_mean = property(
-        lambda self: self._params[2], doc="The moving mean [features] (not trained)."
-    )
-    moving_variance = property(
-        lambda self: self._params[3], doc="The moving variance [features] (not trained)."
-    )
-    mean = property(
-        lambda self: self._mean, doc="The mean this call normalizes with [features]."
-    )
-    variance = property(
-        lambda self: self._variance,
-        doc="The variance this call normalizes with [features].",
-    )
+    mean = read_only("_mean", "The mean this call normalizes with [features].")
+    variance = read_only("_variance", "The variance this call normalizes with [features].")
 
     @property
     def updates(self):
@@ -195,11 +192,13 @@ def _variables(owner, width):
             get_variable(owner, "moving_mean", [width], zeros, trainable=False),
             get_variable(owner, "moving_variance", [width], ones, trainable=False),
         ]
-    except ShapeError as err:
+    except ShapeError:
+        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True):
+            built = tf.compat.v1.get_variable("gamma").shape[0]
         raise ShapeError(
-            f"{owner}: expected inputs of the width this BatchNorm scope was built with, "
-            f"found {width} features ({err}); feed inputs of the first call's width, or "
-            "build under another scope"
+            f"{owner}: expected inputs with {built} features (the width this BatchNorm "
+            f"scope was built with), found {width}; feed {built}-wide inputs, or build "
+            "under another scope"
         ) from None
 
 
@@ -226,11 +225,17 @@ def _update(training, decay, moving, mean, variance):
 
 
 def _feature_width(owner, inputs):
-    """The static last dimension of ``inputs`` (rank >= 2).
+    """The static last dimension of float32 ``inputs`` (rank >= 2).
 
     Raises:
+        ZooError: another dtype.
         ShapeError: unknown rank, rank below 2, or an unknown last dimension.
     """
+    if inputs.dtype != tf.float32:
+        raise ZooError(
+            f"{owner}: expected float32 inputs (the variables are float32), found "
+            f"{inputs.dtype.name}; cast them with tf.cast(x, tf.float32)"
+        )
     shape = inputs.shape
     if shape.rank is None or shape.rank < 2 or shape[-1] is None:
         raise ShapeError(
@@ -247,12 +252,12 @@ def _check_training(owner, training):
         return
     if tf.is_tensor(training) and training.dtype == tf.bool and training.shape.rank == 0:
         return
-    found = training
+    found = repr(training)
     if tf.is_tensor(training):
         found = f"a {training.dtype.name} tensor of shape {training.shape}"
     raise ZooError(
         f"{owner}: expected training to be True, False or a scalar bool tensor, found "
-        f"{found!r}; pass a Python bool, or "
+        f"{found}; pass a Python bool, or "
         "tf.compat.v1.placeholder_with_default(True, []) for one graph serving both"
     )
 

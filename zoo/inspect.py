@@ -280,13 +280,19 @@ def inspect_checkpoint(path, model_rows=()):
 
 
 def format_table(rows):
-    """Returns the rows as a text table grouped by scope, with parameter counts."""
+    """Returns the rows as a text table grouped by scope, with parameter counts.
+
+    An ``updaters`` column follows ``readers`` when some variable has updaters
+    (batch norm's moving statistics).
+    """
     header = ("name", "shape", "dtype", "parameters", "trainable", "readers", "updaters")
+    if not any(row.updaters for row in rows):
+        header = header[:-1]
     lines = []
     for scope in sorted({row.scope for row in rows}):
         group = [row for row in rows if row.scope == scope]
         total = sum(row.parameters for row in group)
-        lines.append((f"[{scope or '/'}]", "", "", f"{total:,}", "", "", ""))
+        lines.append((f"[{scope or '/'}]", "", "", f"{total:,}"))
         lines.extend(
             (
                 "  " + row.name.rpartition("/")[2],
@@ -296,11 +302,12 @@ def format_table(rows):
                 {True: "yes", False: "no", None: "?"}[row.trainable],
                 describe_readers(row.readers),
                 describe_readers(row.updaters),
-            )
+            )[: len(header)]
             for row in group
         )
     total = sum(row.parameters for row in rows)
-    lines.append((f"total: {len(rows)} variables", "", "", f"{total:,}", "", "", ""))
+    lines.append((f"total: {len(rows)} variables", "", "", f"{total:,}"))
+    lines = [line + ("",) * (len(header) - len(line)) for line in lines]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
     return "\n".join(
         "  ".join(

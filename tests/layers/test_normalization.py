@@ -165,6 +165,8 @@ def test_errors_name_the_scope_and_the_fix(graph):
         BatchNorm(v1.placeholder(tf.float32, [None, None]), True)
     with pytest.raises(ShapeError, match=r"bn: expected input .*found <unknown>"):
         BatchNorm(v1.placeholder(tf.float32), True)
+    with pytest.raises(ZooError, match=r"bn: expected float32 inputs .*found int32; cast"):
+        BatchNorm(v1.placeholder(tf.int32, [None, 3]), True)
     vector = v1.placeholder(tf.bool, [2])
     for training, found in [(1, "1"), (vector, "a bool tensor of shape .2.")]:
         with pytest.raises(ZooError, match=f"bn: expected training to be True, .*{found}"):
@@ -175,7 +177,7 @@ def test_errors_name_the_scope_and_the_fix(graph):
         BatchNorm(x, True, epsilon=0)
     BatchNorm(x, True)
     wide = v1.placeholder(tf.float32, [None, 5])
-    with pytest.raises(ShapeError, match=r"bn: expected inputs of the width .* found 5 "):
+    with pytest.raises(ShapeError, match=r"bn: expected inputs with 3 features .*found 5;"):
         shared(lambda: BatchNorm(wide, False))
     with pytest.raises(ScopeError, match="pass reuse=True to share it"):
         BatchNorm(x, True)

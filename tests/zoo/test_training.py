@@ -197,9 +197,8 @@ def batch_norm_loss(images, _labels):
     return tf.reduce_mean(tf.square(normalized - 0.5))
 
 
-@pytest.mark.parametrize("steps_per_run", [4, 1, "plain"])
-def test_the_loops_move_batch_norm_statistics_once_per_step(steps_per_run):
-    data = dataset()
+def train_batch_norm(data, steps_per_run, steps, checkpointer=None):
+    """Trains ``batch_norm_loss`` (batches of 8); returns the moving mean and variance."""
     with tf.Graph().as_default() as graph:
         batches = GraphBatches(data, 8, window=12)
         optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
@@ -215,8 +214,21 @@ def test_the_loops_move_batch_norm_statistics_once_per_step(steps_per_run):
     with tf.compat.v1.Session(graph=graph) as session:
         session.run(init)
         batches.initialize(session)
-        training.train_loop(session, step, loss, batches, 4, 8, log_every=4)
-        got = session.run(moving)
+        training.train_loop(
+            session, step, loss, batches, steps, 8, log_every=4, checkpointer=checkpointer
+        )
+        return session.run(moving)
+
+
+@pytest.mark.parametrize("steps_per_run", [4, 1, "plain", "resumed"])
+def test_the_loops_move_batch_norm_statistics_once_per_step(steps_per_run, tmp_path):
+    data = dataset()
+    if steps_per_run == "resumed":  # the loop's checkpoint holds the moving statistics
+        train_batch_norm(data, 4, 2, Checkpointer(str(tmp_path), every=2))
+        resumed = Checkpointer(str(tmp_path), every=2, resume=True)
+        got = train_batch_norm(data, 4, 4, resumed)
+    else:
+        got = train_batch_norm(data, steps_per_run, 4)
     mean, variance = np.zeros(784), np.ones(784)
     copy = DataSet(data.images, data.labels, seed=data.seed)
     for _ in range(4):
