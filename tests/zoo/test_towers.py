@@ -49,7 +49,9 @@ def trained(n, batch_norm, steps_per_run=1):
     return train(n, conv_net(batch_norm), steps_per_run=steps_per_run)
 
 
-def train(n, model, batch_norm="sync", steps_per_run=1, steps=6, checkpointer=None):
+def train(
+    n, model, batch_norm="sync", steps_per_run=1, steps=6, checkpointer=None, xla=False
+):
     """Trains ``steps`` steps of ``n`` towers with repeat_step; returns the variables."""
     graph = tf.Graph()
     with graph.as_default():
@@ -57,7 +59,9 @@ def train(n, model, batch_norm="sync", steps_per_run=1, steps=6, checkpointer=No
         batches = GraphBatches(DataSet(IMAGES, LABELS, seed=0), BATCH)
         loss_fn = towers.data_parallel(model, n, scope="net", batch_norm=batch_norm)
         optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.5)
-        step = training.repeat_step(loss_fn, optimizer, batches, steps_per_run)
+        step = training.repeat_step(
+            loss_fn, optimizer, batches, steps_per_run, jit_compile=xla
+        )
         init = tf.compat.v1.global_variables_initializer()
     with tf.compat.v1.Session(graph=graph, config=towers.session_config(n)) as session:
         towers.check_devices(session, n)
@@ -81,6 +85,13 @@ def test_towers_inside_a_k_step_loop_equal_one_step_per_run():
     one_per_run, three_per_run = trained(2, True), trained(2, True, steps_per_run=3)
     for name, value in one_per_run.items():
         np.testing.assert_allclose(three_per_run[name], value, atol=1e-6)
+
+
+def test_sync_towers_in_an_xla_loop_equal_one_tower():
+    one, two = (
+        train(n, conv_net(True), steps_per_run=2, steps=2, xla=True) for n in (1, 2)
+    )
+    assert max(np.abs(one[name] - two[name]).max() for name in one) <= 1e-5
 
 
 def test_a_resumed_run_of_towers_ends_with_the_same_weights(tmp_path):
