@@ -7,7 +7,7 @@ import pytest
 
 from layers import Conv2D, ReadOut
 from layers.errors import ScopeError, ShapeError, ZooError
-from layers.normalization import BatchNorm
+from layers.normalization import BatchNorm, _current_settings
 from tests.conftest import tf
 from zoo import state, towers, training
 from zoo.batches import GraphBatches
@@ -79,6 +79,48 @@ def test_sync_towers_equal_one_tower(batch_norm):
 
     assert sorted(one) == sorted(two)
     assert max(np.abs(one[name] - two[name]).max() for name in one) <= 1e-5
+
+
+def float64_conv_net(images, labels):
+    """conv -> batch norm (the towers' moments) -> ReLU -> max-pool -> read-out, float64.
+
+    Written with raw ops: the zoo's layers are float32 only. It reads the moments
+    that ``batch_statistics`` hands to every BatchNorm built now.
+    """
+    moments, _ = _current_settings()
+    f64 = tf.float64
+    w = tf.compat.v1.get_variable("W", [3, 3, 1, 2], f64, tf.constant_initializer(0.3))
+    conv = tf.nn.conv2d(tf.reshape(images, [-1, SIDE, SIDE, 1]), w, 1, "SAME")
+    mean, variance = moments(conv, [0, 1, 2])
+    h = tf.nn.relu(tf.nn.batch_normalization(conv, mean, variance, None, None, 1e-3))
+    flat = tf.reshape(tf.nn.max_pool2d(h, 2, 2, "SAME"), [-1, SIDE * SIDE // 2])
+    readout = tf.compat.v1.get_variable(
+        "W_RO", [SIDE * SIDE // 2, CLASSES], f64, tf.constant_initializer(0.1)
+    )
+    logits = flat @ readout
+    return tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels, logits))
+
+
+def test_sync_towers_in_float64_equal_one_tower_to_its_round_off():
+    # Images of a zero background and a bright square, like Fashion-MNIST's: in
+    # float32 their batch norm's backward pass cancels enough to leave ~1e-5.
+    images = np.zeros((BATCH, SIDE, SIDE))
+    images[:, 1:3, 1:3] = RNG.uniform(0.5, 1.0, size=(BATCH, 2, 2))
+    weights = []
+    for n in (1, 2):
+        with tf.Graph().as_default() as graph:
+            x = tf.constant(images.reshape(BATCH, -1))
+            y = tf.constant(LABELS[:BATCH].astype(np.float64))
+            loss, _ = towers.data_parallel(
+                float64_conv_net, n, scope="net", batch_norm="sync", loss_reduction="sum"
+            )(x, y)
+            step = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+            with tf.compat.v1.Session(config=towers.session_config(n)) as session:
+                session.run(tf.compat.v1.global_variables_initializer())
+                session.run(step)
+                weights.append(session.run(variables(graph)))
+    one, two = weights
+    assert max(np.abs(one[name] - two[name]).max() for name in one) <= 1e-12
 
 
 def test_towers_inside_a_k_step_loop_equal_one_step_per_run():
