@@ -2,10 +2,14 @@
 
 conv 5x5 -> batch norm -> ReLU -> max-pool 2x2, twice, then a softmax read-out:
 ``<scope>/conv1/W``, ``<scope>/bn1/gamma`` (and ``beta``, ``moving_mean``,
-``moving_variance``), ``<scope>/conv2/...``, ``<scope>/bn2/...``,
-``<scope>/W_RO``, ``<scope>/b_RO``. ``batch_norm=False`` is the ablation: the
-convolutions' ReLU directly, no ``bn*`` scopes. The model of
-``experiments/towers.py``, where :mod:`zoo.towers` builds it once per device.
+``moving_variance``), ``<scope>/conv2/W``, ``<scope>/bn2/...``,
+``<scope>/W_RO``, ``<scope>/b_RO``. The convolutions have no bias: batch norm
+subtracts it again and its ``beta`` takes its place (as in ResNet and DCGAN),
+and in float32 the bias makes data-parallel towers lose 40 times more to round-off
+(docs/towers.md). ``batch_norm=False`` is the ablation: the convolutions, with
+their biases ``conv1/b`` and ``conv2/b``, ReLU directly, no ``bn*`` scopes. The
+model of ``experiments/towers.py``, where :mod:`zoo.towers` builds it once per
+device.
 
 Usage::
 
@@ -42,7 +46,8 @@ def bn_conv_classifier(
             ``UPDATE_OPS``; False uses the moving statistics; a scalar bool
             tensor chooses when run.
         filters: output channels of the two convolutions.
-        batch_norm: normalize each convolution's output; False for the ablation.
+        batch_norm: normalize each convolution's output (the convolutions then
+            have no bias); False for the ablation.
 
     Returns:
         :class:`zoo.models.parts.Classifier` (loss summed over the batch); its
@@ -75,6 +80,7 @@ def bn_conv_classifier(
             conv = Conv2D(
                 h, 5, channels, n_out, scope=f"conv{i}",
                 activation=tf.identity if batch_norm else tf.nn.relu,
+                bias=not batch_norm,
             )  # fmt: skip
             h = conv.output
             if batch_norm:
