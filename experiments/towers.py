@@ -16,7 +16,8 @@ the test accuracy comes from a second build with ``reuse=True`` and
 ``training=False`` (the moving statistics).
 
 ``equal_to_one_tower`` trains each mode one step as one tower
-and as N towers and gives the largest absolute difference of any variable:
+and as N towers and gives the largest absolute difference of any variable
+(``largest_variable`` names it):
 float round-off for ``none`` and ``sync``, a real difference for ``per-tower``;
 ``round_off_floor`` the same for one tower against one tower whose batches
 have their halves swapped (the same sums in another order);
@@ -176,9 +177,14 @@ def evaluation(test, kwargs):
     return evaluate
 
 
+def differences(a, b):
+    """``{name: largest absolute difference}`` of two ``{name: array}``, same names."""
+    return {name: float(np.abs(a[name] - b[name]).max()) for name in a}
+
+
 def largest_difference(a, b):
     """The largest absolute difference between two ``{name: array}`` of the same names."""
-    return max(float(np.abs(a[name] - b[name]).max()) for name in a)
+    return max(differences(a, b).values())
 
 
 def steps_to_reach(result, target):
@@ -203,7 +209,7 @@ def statistics_difference(a, b):
     }
 
 
-def summarize(results, weights, compared, floor, args):
+def summarize(results, weights, compared, floor, largest_at, args):
     """The comparisons of results.json: towers against one, batch norm against none."""
     counts = sorted({towers for _, towers in results})
     many = [towers for towers in counts if towers > 1]
@@ -214,6 +220,7 @@ def summarize(results, weights, compared, floor, args):
             "steps": COMPARE_STEPS,
             **{mode: max(diffs.values()) for mode, diffs in compared.items()},
             "per_tower_count": compared,
+            "largest_variable": largest_at,
             "round_off_floor": floor,
             "after_all_steps": {
                 mode: {
@@ -263,26 +270,29 @@ def compare_to_one_tower(modes, counts, args, data, run):
     """Compares N towers with one tower after ``COMPARE_STEPS`` steps.
 
     Returns:
-        ``(compared, floor)``: ``compared`` maps each mode to ``{N: largest
-        |weights of N towers - weights of one|}`` for every N > 1 (per-tower
-        beside none and sync); ``floor`` maps each mode to the same difference
-        between one tower and one tower on the same batches with their halves
-        swapped (mathematically the same step: what float round-off alone does).
+        ``(compared, floor, largest_at)``: ``compared`` maps each mode to ``{N:
+        largest |weights of N towers - weights of one|}`` for every N > 1
+        (per-tower beside none and sync); ``floor`` maps each mode to the same
+        difference between one tower and one tower on the same batches with
+        their halves swapped (mathematically the same step: what float round-off
+        alone does); ``largest_at`` maps each mode to ``{N: the name of the
+        variable that differs most}``.
     """
-    compared, floor = {}, {}
+    compared, floor, largest_at = {}, {}, {}
     for mode in modes:
         steps = COMPARE_STEPS
         _, one = run_variant(mode, 1, args, data, run, steps)
-        compared[mode] = {
-            str(towers): largest_difference(
-                one, run_variant(mode, towers, args, data, run, steps)[1]
-            )
-            for towers in counts
-            if towers > 1
-        }
+        compared[mode], largest_at[mode] = {}, {}
+        for towers in counts:
+            if towers > 1:
+                diffs = differences(
+                    one, run_variant(mode, towers, args, data, run, steps)[1]
+                )
+                compared[mode][str(towers)] = max(diffs.values())
+                largest_at[mode][str(towers)] = max(diffs, key=diffs.get)
         _, swapped = run_variant(mode, 1, args, data, run, steps, reordered=True)
         floor[mode] = largest_difference(one, swapped)
-    return compared, floor
+    return compared, floor, largest_at
 
 
 def accuracy_and_speed_figure(results):
@@ -323,16 +333,16 @@ def main(argv=None):
             results[mode, towers], weights[mode, towers] = run_variant(
                 mode, towers, args, data, run
             )
-    compared, floor = {}, {}
+    compared, floor, largest_at = {}, {}, {}
     if len(counts) > 1 or counts[0] > 1:
-        compared, floor = compare_to_one_tower(modes, counts, args, data, run)
+        compared, floor, largest_at = compare_to_one_tower(modes, counts, args, data, run)
     run.write_results(
         {
             "experiment": "towers",
             "dataset": data.name,
             "data_source": data.source,
             "variants": {f"{mode}_x{towers}": r for (mode, towers), r in results.items()},
-            **summarize(results, weights, compared, floor, args),
+            **summarize(results, weights, compared, floor, largest_at, args),
         }
     )
     named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}
