@@ -42,6 +42,7 @@ __all__ = [
     "NonFiniteLossError",
     "RunInterrupted",
     "add_scalar",
+    "loss_and_metrics",
     "repeat_step",
     "run_steps",
     "signals_caught",
@@ -222,8 +223,12 @@ def repeat_step(
         return tf.group(update, after_update(update))
 
     built, updates = _with_updates_of(loss_fn, batches.images, batches.labels)
-    loss, metrics = _loss_and_metrics(built)
-    grads_and_vars = optimizer.compute_gradients(loss, var_list)
+    loss, metrics = loss_and_metrics(built)
+    # Each gradient op on its forward op's device (zoo.towers: a tower's backward
+    # pass on its own device), as tf.gradients does in the loop below.
+    grads_and_vars = optimizer.compute_gradients(
+        loss, var_list, colocate_gradients_with_ops=True
+    )
     trained = [v for g, v in grads_and_vars if g is not None]
     one_step = apply([g for g, _ in grads_and_vars if g is not None], trained)
     if updates:  # batch norm: the one-step graph's updates run with its step only
@@ -246,7 +251,7 @@ def repeat_step(
                     f"second call (in the loop, reuse=True), found: {err}; build the "
                     "same scopes on every call"
                 ) from err
-        step_loss, step_metrics = _loss_and_metrics(built)
+        step_loss, step_metrics = loss_and_metrics(built)
         update = apply(tf.gradients(step_loss, trained), trained)
         values = (step_loss, *(step_metrics[name] for name in names))
         with tf.control_dependencies([update, *step_updates]):
@@ -356,15 +361,24 @@ def _check_steps_per_run(steps_per_run, batches):
         )
 
 
-def _loss_and_metrics(built):
-    """Splits ``loss_fn``'s result into ``(scalar loss, {name: scalar})``."""
+def loss_and_metrics(built, owner="repeat_step", function="loss_fn"):
+    """Splits a loss function's result into ``(scalar loss, {name: scalar})``.
+
+    Args:
+        built: what the function returned: a scalar loss, or ``(loss, {name: scalar})``.
+        owner: named in the message (``repeat_step``, ``towers``).
+        function: the argument that returned ``built``, named in the message.
+
+    Raises:
+        ZooError: ``built`` is neither.
+    """
     loss, metrics = built if isinstance(built, tuple) else (built, {})
     tensors = [loss, *metrics.values()] if isinstance(metrics, dict) else None
     if tensors is None or not all(
         isinstance(t, tf.Tensor) and t.shape.rank == 0 for t in tensors
     ):
         raise ZooError(
-            f"repeat_step: expected loss_fn to return a scalar loss tensor or (loss, "
+            f"{owner}: expected {function} to return a scalar loss tensor or (loss, "
             f"{{name: scalar tensor}}), found {built!r}; return model.loss (and metrics)"
         )
     return loss, metrics
