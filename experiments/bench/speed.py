@@ -48,6 +48,7 @@ Usage::
 """
 
 import dataclasses
+import importlib
 import resource
 import statistics
 import time
@@ -69,6 +70,9 @@ BEST_OF = {  # a reference at its best: the faster of its settings in this run
     "compute_limit": ("compute_limit_xla", "compute_limit_no_xla"),
 }
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
+# Models timed by a module of their own: its bench(train, args, time_rounds) returns
+# {model: results shaped as the MLP's}.
+OWN_BENCHES = ("experiments.bench.rnn_siamese",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,6 +311,8 @@ def main(argv=None):
             **{key: min(v[key] for v in variants.values()) for key in RATIOS},
             "variants": variants,
         }
+    for module in OWN_BENCHES:
+        results.update(importlib.import_module(module).bench(train, args, time_rounds))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")

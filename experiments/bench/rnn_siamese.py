@@ -1,0 +1,282 @@
+"""Speed of the GRU classifier and the siamese twins against Keras 3 and their own limit.
+
+:mod:`experiments.bench.speed` calls :func:`bench` for each model of
+:data:`MODELS`, on the same training images and flags as the autoencoder and
+the MLP; the result has their shape (``batch_size``, the ``ratio_*`` of the
+model, ``variants.shared`` with every contender's speeds). The models are
+those of the experiments at their default sizes, trained with Adam (0.001):
+
+* ``rnn``: :func:`zoo.models.rnn.rnn_classifier`, a GRU of 128 units reading
+  28 rows of 28 pixels, one cell read at every step, softmax read-out,
+  cross-entropy summed over the batch of 128;
+* ``siamese``: :func:`zoo.models.siamese.siamese`, one 784-256-32 tower
+  applied to both images of the pairs :func:`partners_in_batch` makes from a
+  batch of 128, contrastive loss (margin 1).
+
+Contenders, each ``run(steps)``, timed in interleaved rounds by
+:func:`experiments.bench.speed.time_rounds`:
+
+* ``ours``: the experiment's loop at its defaults, ``--steps-per-run`` steps per
+  ``session.run`` (:func:`zoo.training.repeat_step`) over
+  :class:`zoo.batches.GraphBatches`, compiled with XLA when the experiment
+  compiles it (the RNN does not, the siamese does); ``ours_xla`` /
+  ``ours_no_xla`` is the other setting;
+* ``keras_spe[_xla][_unroll]``: the same model in Keras 3 (``model.fit`` on a
+  ``tf.data`` pipeline) with ``steps_per_execution=--steps-per-run``, without
+  and with ``jit_compile``; the RNN is ``keras.layers.GRU(reset_after=False)``
+  (the GRU our cell computes, the reset gate applied to the state before its
+  product, as ``tf.compat.v1.nn.rnn_cell.GRUCell``) with ``unroll`` off and
+  on; the siamese is one ``keras.Sequential`` tower called on both inputs of a
+  functional model, its pairs made in the ``tf.data`` pipeline;
+  ``keras_best`` is the fastest of them;
+* ``compute_limit_xla``, ``compute_limit_no_xla``: our K-step loop on one batch
+  held in memory, compiled or not (no input at all); ``compute_limit`` is the
+  faster: the model's own limit on this machine, as for the MLP.
+
+This module imports TensorFlow and Keras: the benchmark imports it after its
+flags are parsed.
+"""
+
+import dataclasses
+
+import keras
+import tensorflow as tf
+
+from experiments.bench.contenders import (
+    FixedBatch,
+    eager_batches,
+    repeat_callable,
+    session_config,
+)
+from zoo import training
+from zoo.batches import GraphBatches
+from zoo.models import rnn_classifier
+from zoo.models.siamese import partners_in_batch, siamese
+
+LEARNING_RATE = 1e-3  # Adam's, as both experiments
+BATCH_SIZE = 128
+RNN_HIDDEN = 128
+ROWS = 28
+TOWER_HIDDEN = 256
+EMBEDDING = 32
+MARGIN = 1.0
+RATIOS = {"ratio_keras_best": "keras_best", "ratio_compute_limit": "compute_limit"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A model to time.
+
+    Attributes:
+        name: ``"rnn"`` or ``"siamese"``.
+        xla: whether the experiment compiles its loop by default (``ours``).
+        keras_settings: ``{name suffix: keras model kwargs}``, the Keras settings
+            besides ``jit_compile`` (the RNN's ``unroll``).
+        steps_fraction: share of ``--steps`` timed (the RNN's step is ~10x the MLP's).
+    """
+
+    name: str
+    xla: bool
+    keras_settings: dict
+    steps_fraction: float
+
+
+MODELS = {
+    "rnn": Model("rnn", False, {"": {"unroll": False}, "_unroll": {"unroll": True}}, 0.25),
+    "siamese": Model("siamese", True, {"": {}}, 1.0),
+}
+
+
+# --------------------------------------------------------------------------- ours
+
+
+def our_loss(model, images, labels):
+    """Builds the zoo model on one batch and returns its loss (as the experiment does)."""
+    if model.name == "rnn":
+        return rnn_classifier(images, labels, scope="rnn", n_hidden=RNN_HIDDEN).loss
+    partner, same = partners_in_batch(tf.argmax(labels, 1))
+    return siamese(
+        images,
+        tf.gather(images, partner),
+        same,
+        scope="siamese",
+        hidden=(TOWER_HIDDEN,),
+        embedding_size=EMBEDDING,
+        margin=MARGIN,
+    ).loss
+
+
+def ours(model, train, args, xla, fixed=False):
+    """Returns ``run(steps)`` for our K-step loop.
+
+    Args:
+        model: the :class:`Model`.
+        train: the training :class:`zoo.data.DataSet` (copied: every contender
+            starts at the same batch).
+        args: the flags (session config, seed, ``--steps-per-run``).
+        xla: compile the loop with XLA.
+        fixed: one batch held in memory instead of :class:`GraphBatches`
+            (the compute limit).
+    """
+    batches = dataclasses.replace(train, epoch=0, position=0)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        source = (FixedBatch if fixed else GraphBatches)(batches, BATCH_SIZE)
+        step = training.repeat_step(
+            lambda images, labels: our_loss(model, images, labels),
+            tf.compat.v1.train.AdamOptimizer(LEARNING_RATE),
+            source,
+            args.steps_per_run,
+            jit_compile=xla,
+        )
+        init = tf.compat.v1.global_variables_initializer()
+    graph.finalize()
+    session = tf.compat.v1.Session(graph=graph, config=session_config(args))
+    session.run(init)
+    if fixed:
+        return repeat_callable(session.make_callable(step.train_op), args.steps_per_run)
+    source.initialize(session)
+
+    def run(steps):
+        training.train_loop(session, step, None, source, steps, BATCH_SIZE)
+
+    return run
+
+
+# --------------------------------------------------------------------------- Keras 3
+
+
+def keras_model(model, n_in, n_classes, unroll=False):
+    """Returns ``(uncompiled Keras 3 model, loss)`` of ``model``."""
+    if model.name == "rnn":
+        net = keras.Sequential(
+            [
+                keras.Input((n_in,)),
+                keras.layers.Reshape((ROWS, n_in // ROWS)),
+                keras.layers.GRU(RNN_HIDDEN, reset_after=False, unroll=unroll),
+                keras.layers.Dense(n_classes),
+            ]
+        )
+        return net, keras.losses.CategoricalCrossentropy(from_logits=True, reduction="sum")
+    tower = keras.Sequential(
+        [
+            keras.Input((n_in,)),
+            keras.layers.Dense(TOWER_HIDDEN, "relu"),
+            keras.layers.Dense(EMBEDDING),
+        ]
+    )
+    x1, x2 = keras.Input((n_in,)), keras.Input((n_in,))
+    squared = keras.ops.sum(keras.ops.square(tower(x1) - tower(x2)), axis=1)
+    distance = keras.ops.sqrt(squared + 1e-12)
+    return keras.Model([x1, x2], distance), contrastive_loss
+
+
+def contrastive_loss(same, distance):
+    """Keras loss: Hadsell, Chopra and LeCun's contrastive loss, per pair."""
+    apart = keras.ops.square(keras.ops.relu(MARGIN - distance))
+    return 0.5 * (same * keras.ops.square(distance) + (1.0 - same) * apart)
+
+
+def keras_fit(model, train, args, jit_compile, **settings):
+    """Returns ``run(steps)`` calling ``model.fit`` at ``steps_per_execution=K``.
+
+    Args:
+        model, train, args: as :func:`ours`.
+        jit_compile: Keras's ``compile(jit_compile=...)``.
+        settings: more :func:`keras_model` arguments (the RNN's ``unroll``).
+    """
+    keras.utils.set_random_seed(args.seed)
+    net, loss = keras_model(model, train.images.shape[1], train.labels.shape[1], **settings)
+    net.compile(
+        optimizer=keras.optimizers.Adam(LEARNING_RATE),
+        loss=loss,
+        steps_per_execution=args.steps_per_run,
+        jit_compile=jit_compile,
+    )
+    dataset = eager_batches(train, BATCH_SIZE, args.seed)
+    if model.name == "siamese":
+
+        @tf.autograph.experimental.do_not_convert
+        def pairs(images, labels):
+            partner, same = partners_in_batch(tf.argmax(labels, 1))
+            return (images, tf.gather(images, partner)), same
+
+        dataset = dataset.map(pairs)
+
+    def run(steps):
+        net.fit(dataset, epochs=1, steps_per_epoch=steps, shuffle=False, verbose=0)
+
+    return run
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def contenders(model, train, args):
+    """Returns ``({name: run(steps)}, {reference: candidate names})``."""
+    other = "ours_no_xla" if model.xla else "ours_xla"
+    runs = {
+        "ours": ours(model, train, args, model.xla),
+        other: ours(model, train, args, not model.xla),
+    }
+    for suffix, settings in model.keras_settings.items():
+        for xla in (False, True):
+            name = "keras_spe" + ("_xla" if xla else "") + suffix
+            runs[name] = keras_fit(model, train, args, xla, **settings)
+    for xla in (True, False):
+        runs["compute_limit_" + ("xla" if xla else "no_xla")] = ours(
+            model, train, args, xla, fixed=True
+        )
+    best_of = {
+        "keras_best": [name for name in runs if name.startswith("keras")],
+        "compute_limit": ["compute_limit_xla", "compute_limit_no_xla"],
+    }
+    return runs, best_of
+
+
+def bench(train, args, time_rounds):
+    """Times :data:`MODELS`; returns ``{model: results}`` shaped as the MLP's.
+
+    Args:
+        train: the training :class:`zoo.data.DataSet`.
+        args: the bench's flags (``--steps``, ``--rounds``, ``--warmup``,
+            ``--steps-per-run``, ``--seed``, threads).
+        time_rounds: :func:`experiments.bench.speed.time_rounds`.
+    """
+    results = {}
+    for model in MODELS.values():
+        print(f"{model.name} shared (batch {BATCH_SIZE})...", flush=True)
+        runs, best_of = contenders(model, train, args)
+        timing = time_rounds(
+            runs,
+            max(args.rounds, int(args.steps * model.steps_fraction)),
+            args.rounds,
+            args.warmup,
+            multiple=args.steps_per_run,
+        )
+        variant = {}
+        for reference, candidates in best_of.items():
+            variant[reference] = max(candidates, key=timing["steps_per_s"].get)
+            for values in timing.values():
+                values[reference] = values[variant[reference]]
+        speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
+        for key, reference in RATIOS.items():
+            variant[key] = speeds["ours"] / speeds[reference]
+            variant[f"cpu_{key}"] = cpu[reference] / cpu["ours"]
+        variant["input_fraction"] = 1.0 - speeds["ours"] / speeds["compute_limit"]
+        variant.update(timing)
+        results[model.name] = {
+            "batch_size": BATCH_SIZE,
+            **{key: variant[key] for key in RATIOS},
+            "variants": {"shared": variant},
+        }
+        print(table_line(model.name, variant), flush=True)
+    return results
+
+
+def table_line(name, variant):
+    """Returns one line: each contender's best steps/s, then the two ratios."""
+    speeds = ", ".join(f"{k} {v:.1f}" for k, v in variant["steps_per_s"].items())
+    ratios = ", ".join(f"{key} {variant[key]:.2f}" for key in RATIOS)
+    return f"{name}, best steps/s: {speeds}; {ratios}"
