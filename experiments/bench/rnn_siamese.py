@@ -1,7 +1,7 @@
 """Speed of the GRU classifier and the siamese twins against Keras 3 and their own limit.
 
 :mod:`experiments.bench.speed` calls :func:`bench` for each model of
-:data:`MODELS`, on the same training images and flags as the autoencoder and
+:func:`models`, on the same training images and flags as the autoencoder and
 the MLP; the result has their shape (``batch_size``, the ``ratio_*`` of the
 model, ``variants.shared`` with every contender's speeds). The models are
 those of the experiments at their default sizes, trained with Adam (0.001):
@@ -16,11 +16,12 @@ those of the experiments at their default sizes, trained with Adam (0.001):
 Contenders, each ``run(steps)``, timed in interleaved rounds by
 :func:`experiments.bench.speed.time_rounds`:
 
-* ``ours``: the experiment's loop at its defaults, ``--steps-per-run`` steps per
-  ``session.run`` (:func:`zoo.training.repeat_step`) over
-  :class:`zoo.batches.GraphBatches`, compiled with XLA when the experiment
-  compiles it (the RNN does not, the siamese does); ``ours_xla`` /
-  ``ours_no_xla`` is the other setting;
+* ``ours_xla``, ``ours_no_xla``: the experiment's loop, ``--steps-per-run``
+  steps per ``session.run`` (:func:`zoo.training.repeat_step`) over
+  :class:`zoo.batches.GraphBatches`, compiled with XLA or not (both
+  experiments take ``--xla``/``--no-xla``); ``ours`` is the faster of the two,
+  as ``keras_best`` is Keras's fastest setting (``--quick``: the uncompiled
+  contenders only);
 * ``keras_spe[_xla][_unroll]``: the same model in Keras 3 (``model.fit`` on a
   ``tf.data`` pipeline) with ``steps_per_execution=--steps-per-run``, without
   and with ``jit_compile``; the RNN is ``keras.layers.GRU(reset_after=False)``
@@ -54,13 +55,22 @@ from zoo.models import rnn_classifier
 from zoo.models.siamese import partners_in_batch, siamese
 
 LEARNING_RATE = 1e-3  # Adam's, as both experiments
-BATCH_SIZE = 128
-RNN_HIDDEN = 128
-ROWS = 28
-TOWER_HIDDEN = 256
-EMBEDDING = 32
 MARGIN = 1.0
 RATIOS = {"ratio_keras_best": "keras_best", "ratio_compute_limit": "compute_limit"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """The models' sizes: the experiments' defaults, or tiny ones (:data:`QUICK_SIZES`)."""
+
+    batch: int = 128
+    rnn_hidden: int = 128
+    rows: int = 28
+    tower_hidden: int = 256
+    embedding: int = 32
+
+
+QUICK_SIZES = Sizes(batch=32, rnn_hidden=8, rows=4, tower_hidden=16, embedding=4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,22 +79,26 @@ class Model:
 
     Attributes:
         name: ``"rnn"`` or ``"siamese"``.
-        xla: whether the experiment compiles its loop by default (``ours``).
+        sizes: its :class:`Sizes`.
         keras_settings: ``{name suffix: keras model kwargs}``, the Keras settings
             besides ``jit_compile`` (the RNN's ``unroll``).
         steps_fraction: share of ``--steps`` timed (the RNN's step is ~10x the MLP's).
     """
 
     name: str
-    xla: bool
+    sizes: Sizes
     keras_settings: dict
     steps_fraction: float
 
 
-MODELS = {
-    "rnn": Model("rnn", False, {"": {"unroll": False}, "_unroll": {"unroll": True}}, 0.25),
-    "siamese": Model("siamese", True, {"": {}}, 1.0),
-}
+def models(quick=False):
+    """Returns ``{name: Model}``, at the experiments' sizes or, ``quick``, tiny ones."""
+    sizes = QUICK_SIZES if quick else Sizes()
+    unroll = {"": {"unroll": False}, "_unroll": {"unroll": True}}
+    return {
+        "rnn": Model("rnn", sizes, unroll, 0.25),
+        "siamese": Model("siamese", sizes, {"": {}}, 1.0),
+    }
 
 
 # --------------------------------------------------------------------------- ours
@@ -92,16 +106,19 @@ MODELS = {
 
 def our_loss(model, images, labels):
     """Builds the zoo model on one batch and returns its loss (as the experiment does)."""
+    sizes = model.sizes
     if model.name == "rnn":
-        return rnn_classifier(images, labels, scope="rnn", n_hidden=RNN_HIDDEN).loss
+        return rnn_classifier(
+            images, labels, scope="rnn", n_hidden=sizes.rnn_hidden, n_steps=sizes.rows
+        ).loss
     partner, same = partners_in_batch(tf.argmax(labels, 1))
     return siamese(
         images,
         tf.gather(images, partner),
         same,
         scope="siamese",
-        hidden=(TOWER_HIDDEN,),
-        embedding_size=EMBEDDING,
+        hidden=(sizes.tower_hidden,),
+        embedding_size=sizes.embedding,
         margin=MARGIN,
     ).loss
 
@@ -122,7 +139,7 @@ def ours(model, train, args, xla, fixed=False):
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
-        source = (FixedBatch if fixed else GraphBatches)(batches, BATCH_SIZE)
+        source = (FixedBatch if fixed else GraphBatches)(batches, model.sizes.batch)
         step = training.repeat_step(
             lambda images, labels: our_loss(model, images, labels),
             tf.compat.v1.train.AdamOptimizer(LEARNING_RATE),
@@ -139,7 +156,7 @@ def ours(model, train, args, xla, fixed=False):
     source.initialize(session)
 
     def run(steps):
-        training.train_loop(session, step, None, source, steps, BATCH_SIZE)
+        training.train_loop(session, step, None, source, steps, model.sizes.batch)
 
     return run
 
@@ -149,12 +166,13 @@ def ours(model, train, args, xla, fixed=False):
 
 def keras_model(model, n_in, n_classes, unroll=False):
     """Returns ``(uncompiled Keras 3 model, loss)`` of ``model``."""
+    sizes = model.sizes
     if model.name == "rnn":
         net = keras.Sequential(
             [
                 keras.Input((n_in,)),
-                keras.layers.Reshape((ROWS, n_in // ROWS)),
-                keras.layers.GRU(RNN_HIDDEN, reset_after=False, unroll=unroll),
+                keras.layers.Reshape((sizes.rows, n_in // sizes.rows)),
+                keras.layers.GRU(sizes.rnn_hidden, reset_after=False, unroll=unroll),
                 keras.layers.Dense(n_classes),
             ]
         )
@@ -162,8 +180,8 @@ def keras_model(model, n_in, n_classes, unroll=False):
     tower = keras.Sequential(
         [
             keras.Input((n_in,)),
-            keras.layers.Dense(TOWER_HIDDEN, "relu"),
-            keras.layers.Dense(EMBEDDING),
+            keras.layers.Dense(sizes.tower_hidden, "relu"),
+            keras.layers.Dense(sizes.embedding),
         ]
     )
     x1, x2 = keras.Input((n_in,)), keras.Input((n_in,))
@@ -194,7 +212,7 @@ def keras_fit(model, train, args, jit_compile, **settings):
         steps_per_execution=args.steps_per_run,
         jit_compile=jit_compile,
     )
-    dataset = eager_batches(train, BATCH_SIZE, args.seed)
+    dataset = eager_batches(train, model.sizes.batch, args.seed)
     if model.name == "siamese":
 
         @tf.autograph.experimental.do_not_convert
@@ -214,29 +232,37 @@ def keras_fit(model, train, args, jit_compile, **settings):
 
 
 def contenders(model, train, args):
-    """Returns ``({name: run(steps)}, {reference: candidate names})``."""
-    other = "ours_no_xla" if model.xla else "ours_xla"
-    runs = {
-        "ours": ours(model, train, args, model.xla),
-        other: ours(model, train, args, not model.xla),
-    }
+    """Returns ``({name: run(steps)}, {reference: the names it is the fastest of})``.
+
+    ``--quick`` leaves out the compiled contenders (their compiles take most of a
+    smoke run's time).
+    """
+    compiled = (False,) if args.quick else (False, True)
+    runs = {f"ours_{xla_suffix(xla)}": ours(model, train, args, xla) for xla in compiled}
     for suffix, settings in model.keras_settings.items():
-        for xla in (False, True):
+        for xla in compiled:
             name = "keras_spe" + ("_xla" if xla else "") + suffix
             runs[name] = keras_fit(model, train, args, xla, **settings)
-    for xla in (True, False):
-        runs["compute_limit_" + ("xla" if xla else "no_xla")] = ours(
-            model, train, args, xla, fixed=True
-        )
+    for xla in compiled:
+        runs[f"compute_limit_{xla_suffix(xla)}"] = ours(model, train, args, xla, True)
     best_of = {
-        "keras_best": [name for name in runs if name.startswith("keras")],
-        "compute_limit": ["compute_limit_xla", "compute_limit_no_xla"],
+        reference: [name for name in runs if name.startswith(prefix)]
+        for reference, prefix in (
+            ("ours", "ours_"),
+            ("keras_best", "keras_spe"),
+            ("compute_limit", "compute_limit_"),
+        )
     }
     return runs, best_of
 
 
+def xla_suffix(xla):
+    """Returns the name suffix of a contender compiled (``xla``) or not (``no_xla``)."""
+    return "xla" if xla else "no_xla"
+
+
 def bench(train, args, time_rounds):
-    """Times :data:`MODELS`; returns ``{model: results}`` shaped as the MLP's.
+    """Times :func:`models`; returns ``{model: results}`` shaped as the MLP's.
 
     Args:
         train: the training :class:`zoo.data.DataSet`.
@@ -245,8 +271,8 @@ def bench(train, args, time_rounds):
         time_rounds: :func:`experiments.bench.speed.time_rounds`.
     """
     results = {}
-    for model in MODELS.values():
-        print(f"{model.name} shared (batch {BATCH_SIZE})...", flush=True)
+    for model in models(args.quick).values():
+        print(f"{model.name} shared (batch {model.sizes.batch})...", flush=True)
         runs, best_of = contenders(model, train, args)
         timing = time_rounds(
             runs,
@@ -267,7 +293,7 @@ def bench(train, args, time_rounds):
         variant["input_fraction"] = 1.0 - speeds["ours"] / speeds["compute_limit"]
         variant.update(timing)
         results[model.name] = {
-            "batch_size": BATCH_SIZE,
+            "batch_size": model.sizes.batch,
             **{key: variant[key] for key in RATIOS},
             "variants": {"shared": variant},
         }
