@@ -14,7 +14,7 @@ those of the experiments at their default sizes, trained with Adam (0.001):
   batch of 128, contrastive loss (margin 1).
 
 Contenders, each ``run(steps)``, timed in interleaved rounds by
-:func:`experiments.bench.speed.time_rounds`:
+:func:`experiments.bench.speed.timed`:
 
 * ``ours_xla``, ``ours_no_xla``: the experiment's loop, ``--steps-per-run``
   steps per ``session.run`` (:func:`zoo.training.repeat_step`) over
@@ -261,31 +261,20 @@ def xla_suffix(xla):
     return "xla" if xla else "no_xla"
 
 
-def bench(train, args, time_rounds):
+def bench(train, args, timed):
     """Times :func:`models`; returns ``{model: results}`` shaped as the MLP's.
 
     Args:
         train: the training :class:`zoo.data.DataSet`.
         args: the bench's flags (``--steps``, ``--rounds``, ``--warmup``,
             ``--steps-per-run``, ``--seed``, threads).
-        time_rounds: :func:`experiments.bench.speed.time_rounds`.
+        timed: :func:`experiments.bench.speed.timed`.
     """
     results = {}
     for model in models(args.quick).values():
         print(f"{model.name} shared (batch {model.sizes.batch})...", flush=True)
-        runs, best_of = contenders(model, train, args)
-        timing = time_rounds(
-            runs,
-            max(args.rounds, int(args.steps * model.steps_fraction)),
-            args.rounds,
-            args.warmup,
-            multiple=args.steps_per_run,
-        )
-        variant = {}
-        for reference, candidates in best_of.items():
-            variant[reference] = max(candidates, key=timing["steps_per_s"].get)
-            for values in timing.values():
-                values[reference] = values[variant[reference]]
+        steps = max(args.rounds, int(args.steps * model.steps_fraction))
+        variant, timing = timed(*contenders(model, train, args), steps, args)
         speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
         for key, reference in RATIOS.items():
             variant[key] = speeds["ours"] / speeds[reference]
