@@ -36,6 +36,10 @@ training images, in one process:
   and count, read from the graph of our loss and its gradients), run in a
   session loop: the highest steps/s this machine reaches for the model.
 
+The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
+and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
+:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+
 The contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
