@@ -42,6 +42,7 @@ def build_parser():
         VARIANTS,
         "one cell for all time steps (shared), a cell per step (per_step), or both",
         steps=10000,
+        xla=True,  # with the state as c + z * (h - c): docs/rnn.md
         learning_rate=2e-3,  # Adam's, at step 0
     )
     p.add_argument(
