@@ -36,6 +36,10 @@ training images, in one process:
   and count, read from the graph of our loss and its gradients), run in a
   session loop: the highest steps/s this machine reaches for the model.
 
+The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
+and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
+:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+
 The contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
@@ -48,6 +52,7 @@ Usage::
 """
 
 import dataclasses
+import importlib
 import resource
 import statistics
 import time
@@ -69,6 +74,9 @@ BEST_OF = {  # a reference at its best: the faster of its settings in this run
     "compute_limit": ("compute_limit_xla", "compute_limit_no_xla"),
 }
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
+# Models timed by a module of their own: its bench(train, args, timed) returns
+# {model: results shaped as the MLP's}.
+OWN_BENCHES = ("experiments.bench.rnn_siamese",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,22 +179,34 @@ def next_batch_ms(train, batch_size, repeats=200):
     return 1e3 * (time.perf_counter() - start) / repeats
 
 
+def timed(runs, best_of, steps, args):
+    """Times ``runs`` (:func:`time_rounds`, the flags' rounds), each reference at its best.
+
+    Args:
+        runs: ``{name: run(steps)}``.
+        best_of: ``{reference: names}``: the reference is the fastest of them.
+        steps: timed steps per contender.
+        args: the flags (``--rounds``, ``--warmup``, ``--steps-per-run``).
+
+    Returns:
+        ``(best, timing)``: ``{reference: the name chosen}`` and
+        :func:`time_rounds`'s tables, with each reference's values added.
+    """
+    timing = time_rounds(runs, steps, args.rounds, args.warmup, args.steps_per_run)
+    best = {}
+    for name, candidates in best_of.items():
+        best[name] = max(candidates, key=timing["steps_per_s"].get)
+        for values in timing.values():
+            values[name] = values[best[name]]
+    return best, timing
+
+
 def time_case(case, train, args):
     """Times the contenders of ``case``; returns speeds, ratios and the feed cost."""
     from experiments.bench import contenders
 
-    timing = time_rounds(
-        contenders.contenders(case, train, args),
-        args.steps,
-        args.rounds,
-        args.warmup,
-        multiple=args.steps_per_run,
-    )
-    best = {}
-    for name, candidates in BEST_OF.items():
-        best[name] = max(candidates, key=timing["steps_per_s"].get)
-        for values in timing.values():
-            values[name] = values[best[name]]
+    runs = contenders.contenders(case, train, args)
+    best, timing = timed(runs, BEST_OF, args.steps, args)
     return {
         **best,
         **timing,
@@ -302,6 +322,8 @@ def main(argv=None):
             **{key: min(v[key] for v in variants.values()) for key in RATIOS},
             "variants": variants,
         }
+    for module in OWN_BENCHES:
+        results.update(importlib.import_module(module).bench(train, args, timed))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")

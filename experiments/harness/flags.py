@@ -545,8 +545,7 @@ def add_loop_flags(p, steps_per_run=32, xla=False):
         p: the parser of :func:`parser`.
         steps_per_run: default K.
         xla: compile by default (where it was measured to pay off: the
-            autoencoder and the siamese towers; the RNN's 28 unrolled GRU steps
-            run slower compiled).
+            autoencoder, the siamese towers and the RNN).
     """
     p.add_argument(
         "--steps-per-run",
@@ -562,8 +561,8 @@ def add_loop_flags(p, steps_per_run=32, xla=False):
         "--xla",
         action=argparse.BooleanOptionalAction,
         default=xla,
-        help="compile the K-step loop with XLA (10-50 %% faster for the autoencoder and "
-        "the siamese towers on a 2-core CPU, slower for the RNN; docs/training.md); "
+        help="compile the K-step loop with XLA (faster on a 2-core CPU where it is the "
+        "default, by a margin that depends on the CPU; docs/training.md); "
         "the numbers equal the uncompiled ones up to float round-off",
     )
 

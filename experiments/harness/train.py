@@ -57,7 +57,10 @@ def train_variant(
             resumes an interrupted run exactly).
         loss_fn: ``(images, labels) -> loss``, or ``(loss, {name: scalar})``
             whose scalars are logged with the loss (:func:`zoo.training.repeat_step`).
-        optimizer: the ``tf.compat.v1`` optimizer that minimizes the loss.
+        optimizer: the ``tf.compat.v1`` optimizer that minimizes the loss, or a
+            function ``global_step -> optimizer`` (a learning-rate schedule):
+            called in the variant's graph on a global step that each training
+            step increments and checkpoints keep.
         evaluation: called with no argument in the variant's graph once the
             training step is built; builds what evaluation reads (with
             ``reuse=True``) and returns ``evaluate(session) -> (metrics, shown)``,
@@ -80,8 +83,17 @@ def train_variant(
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
+        global_step = None
+        if callable(optimizer):
+            global_step = tf.compat.v1.train.get_or_create_global_step()
+            optimizer = optimizer(global_step)
         step = training.repeat_step(
-            loss_fn, optimizer, batches, args.steps_per_run, jit_compile=args.xla
+            loss_fn,
+            optimizer,
+            batches,
+            args.steps_per_run,
+            global_step=global_step,
+            jit_compile=args.xla,
         )
         evaluate = evaluation()
         parameters = sum(int(np.prod(v.shape)) for v in tf.compat.v1.trainable_variables())

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from experiments.bench import contenders
+from experiments.bench import contenders, rnn_siamese
 from experiments.bench import speed as bench
 from experiments.harness import flags
 from layers.errors import ZooError
@@ -102,3 +102,22 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert math.isfinite(timing["feed_fraction"])
             assert math.isfinite(timing["cpu_feed_fraction"])
             assert math.isfinite(timing["input_fraction"])
+    for model, keras in (
+        ("rnn", {"keras_spe", "keras_spe_unroll"}),
+        ("siamese", {"keras_spe"}),
+    ):
+        entry = results[model]
+        assert entry["batch_size"] == rnn_siamese.QUICK_SIZES.batch
+        assert set(entry["variants"]) == {"shared"}
+        timing = entry["variants"]["shared"]
+        names = {"ours_no_xla", "compute_limit_no_xla", *keras}  # --quick: not compiled
+        assert set(timing["steps_per_s"]) == names | {"ours", "keras_best", "compute_limit"}
+        for key, reference in rnn_siamese.RATIOS.items():
+            assert (
+                entry[key]
+                == timing["steps_per_s"]["ours"] / timing["steps_per_s"][reference]
+            )
+        for reference in ("ours", "keras_best", "compute_limit"):
+            assert (
+                timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
+            )

@@ -15,6 +15,7 @@ from tests.experiments.test_autoencoder import assert_png, read_events
 def test_quick_fashion_run_shared_and_per_step(fashion_dir, tmp_path):
     out = tmp_path / "run"
     argv = ["--quick", "--steps", "150", "--hidden", "32", "--learning-rate", "0.005"]
+    argv += ["--no-xla"]  # the compiles cost more than the 150 steps; conformance compiles
     argv += ["--dataset", "fashion_mnist"]
     argv += ["--data-dir", fashion_dir, "--out", str(out)]
     assert rnn.main(argv) == 0
@@ -44,7 +45,7 @@ def test_quick_fashion_run_shared_and_per_step(fashion_dir, tmp_path):
 def tiny_argv(data_dir, out, *extra):
     return ["--data-dir", data_dir, "--validation", "0", "--steps", "12", "--batch-size",
             "32", "--checkpoint-every", "5", "--variant", "shared", "--hidden", "8",
-            "--time-steps", "14", "--out", str(out), *extra]  # fmt: skip
+            "--time-steps", "14", "--no-xla", "--out", str(out), *extra]  # fmt: skip
 
 
 def result_of(out):
