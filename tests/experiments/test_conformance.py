@@ -116,7 +116,7 @@ EXPERIMENTS = (
         argv=("--data-dir", "{data}", "--steps", "12", "--evals", "2", "--hidden", "16",
               "--samples", "50", "--classifier-steps", "10", "--batch-size", "16",
               *CHECKPOINT_OFTEN),
-        figures=("fcd.png", "samples_shared.png", "samples_unshared.png"),
+        figures=("fcd.png", "coverage.png", "samples_shared.png", "samples_unshared.png"),
     ),
     Experiment(
         "experiments.siamese",
