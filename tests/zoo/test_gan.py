@@ -1,6 +1,9 @@
 """The GAN builders: variable names, one discriminator read twice, the unshared ablation,
 var_list training by scope, resumable noise, eager sharing, Keras and inspect, errors."""
 
+import pathlib
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -420,3 +423,13 @@ def test_generator_average_follows_the_generator_after_each_step(graph):
     for a0, a1, w in zip(start, moved, after, strict=True):
         np.testing.assert_allclose(a1, 0.9 * a0 + 0.1 * w, rtol=1e-5, atol=1e-7)
     assert average.layers[0].w is a_vars[0]
+
+
+def test_the_docs_example_trains_and_samples_from_the_average():
+    """docs/gan.md's first python block runs as written (two runs of 32 steps)."""
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "gan.md"
+    code = re.search(r"```python\n(.*?)```", doc.read_text(), flags=re.S).group(1)
+    scope = {}
+    exec(compile(code, str(doc), "exec"), scope)  # noqa: S102
+    assert scope["images"].shape == (16, 784)
+    assert ((scope["images"] > 0) & (scope["images"] < 1)).all()
