@@ -182,13 +182,18 @@ def discriminator(x, scope="discriminator", reuse=False, hidden=(256,)):
     with builder_scope(scope, reuse) as var_scope:
         width = input_width(var_scope.name, x, "images x")
         hidden_layers, h, width = hidden_stack(x, width, hidden, _leaky_relu)
-        out = Dense(h, width, 1, names=("W_out", "b_out"), activation=tf.sigmoid)
-        logits = tf.squeeze(out.logits, axis=1, name="logits")
+        return _score(h, width, hidden_layers, var_scope.name)
+
+
+def _score(h, width, hidden_layers, scope_name, w_init=None):
+    """Returns the :class:`Discriminator` of ``W_out``/``b_out`` on ``h`` [batch, width]."""
+    out = Dense(h, width, 1, names=("W_out", "b_out"), activation=tf.sigmoid, w_init=w_init)
+    logits = tf.squeeze(out.logits, axis=1, name="logits")
     return Discriminator(
         logits=logits,
         probability=tf.sigmoid(logits),
         layers=(*hidden_layers, out),
-        scope_name=var_scope.name,
+        scope_name=scope_name,
     )
 
 
@@ -322,21 +327,8 @@ def conv_discriminator(x, scope="discriminator", reuse=False, hidden=(32, 64)):
             built.append(conv)
             h, channels = conv.output, n_out
         n_flat = math.prod(h.shape[1:])
-        out = Dense(
-            tf.reshape(h, [-1, n_flat]),
-            n_flat,
-            1,
-            names=("W_out", "b_out"),
-            activation=tf.sigmoid,
-            w_init=_GLOROT(),
-        )
-        logits = tf.squeeze(out.logits, axis=1, name="logits")
-    return Discriminator(
-        logits=logits,
-        probability=tf.sigmoid(logits),
-        layers=(*built, out),
-        scope_name=var_scope.name,
-    )
+        flat = tf.reshape(h, [-1, n_flat])
+        return _score(flat, n_flat, built, var_scope.name, w_init=_GLOROT())
 
 
 def _square_side(owner, n_pixels, halvings):
