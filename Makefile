@@ -8,7 +8,7 @@ ARGS ?=
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint inspect experiment-dqn experiment-ps \
-	bench bench-state bench-gradients
+	bench bench-state bench-gradients bench-towers
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,7 +28,8 @@ lint:
 # Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>.
 # make experiment-NAME runs experiments/NAME.py (dashes for underscores), e.g.
 # experiment-autoencoder, experiment-ensemble, experiment-sweep, experiment-snapshot,
-# experiment-eager-autoencoder, experiment-siamese, experiment-rnn, experiment-gan.
+# experiment-eager-autoencoder, experiment-siamese, experiment-rnn, experiment-gan,
+# experiment-towers.
 experiment-%:
 	$(PY) -m experiments.$(subst -,_,$*) $(DATA_FLAGS) $(ARGS)
 
@@ -53,3 +54,6 @@ bench-state:
 
 bench-gradients:
 	$(PY) -m experiments.bench.gradients $(DATA_FLAGS) $(ARGS)
+
+bench-towers:
+	$(PY) -m experiments.bench.towers $(ARGS)

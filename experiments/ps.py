@@ -433,14 +433,18 @@ class Cluster:
         """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
 
         A task still there ``STOP_GRACE_S`` seconds after its SIGTERM is killed.
+        When a ps has exited (it died, or its port was taken) the chief's
+        checkpoint cannot reach the variables, so the workers are killed at once
+        rather than left to wait out the grace on a ps that will not answer.
         """
         workers = [p for n, p in self.processes.items() if n.startswith("worker")]
         ps = [p for n, p in self.processes.items() if n.startswith("ps")]
-        for group in (workers, ps):
+        ps_gone = any(process.poll() is not None for process in ps)
+        for group, grace in ((workers, 0 if ps_gone else STOP_GRACE_S), (ps, STOP_GRACE_S)):
             for process in group:
                 if process.poll() is None:
                     process.terminate()
-            deadline = time.monotonic() + STOP_GRACE_S
+            deadline = time.monotonic() + grace
             for process in group:
                 try:
                     process.wait(max(0.0, deadline - time.monotonic()))

@@ -14,6 +14,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "layers.dense": (
             "Decoder", "Dense", "Embedding", "Encoder", "FullConnected", "ReadOut",
         ),
+        "layers.normalization": ("BatchNorm", "batch_statistics"),
         "layers.errors": (
             "DataError", "EagerError", "RunInterrupted", "ScopeError", "ShapeError",
             "TieError", "ZooError",

@@ -21,7 +21,7 @@ class Layer:
     )
     output = read_only("_output", "``activation(logits)``; the same tensor on every read.")
     w = read_only("_w", "The weight: a variable, or a transpose op for a tied decoder.")
-    b = read_only("_b", "The bias variable [n_out].")
+    b = read_only("_b", "The bias variable [n_out], or None for a layer without one.")
     regularization_loss = read_only(
         "_regularization_loss",
         "``regularizer(W)`` of this build (a scalar tensor), or None without one.",

@@ -55,7 +55,9 @@ def check_images(owner, inputs, channels=None):
 class Conv2D(Layer):
     """``activation(conv2d(inputs, W) + b)``, stride 1, ``SAME`` padding by default.
 
-    ``W`` is [size, size, n_in, n_out] and ``b`` is [n_out].
+    ``W`` is [size, size, n_in, n_out] and ``b`` is [n_out]. ``bias=False`` makes
+    no ``b``: ``activation(conv2d(inputs, W))``, for a convolution that batch norm
+    follows (its ``beta`` is the bias; see :mod:`zoo.models.bn_conv`).
 
     Args:
         inputs: tensor [batch, height, width, n_in].
@@ -64,13 +66,15 @@ class Conv2D(Layer):
         n_out: output channels (filters).
         scope: variable scope for the layer's variables, relative to the current
             one; None creates them directly under the current scope.
-        names: the (weight, bias) variable names.
+        names: the (weight, bias) variable names; the bias name is unused when
+            ``bias=False``.
         activation: callable applied to the pre-activation (default ReLU).
         w_init: weight initializer (default truncated normal, stddev 0.1).
         b_init: bias initializer (default the constant 0.1).
         stride: step of the filter in both directions.
         padding: ``"SAME"`` or ``"VALID"``.
         regularizer: as :class:`layers.Dense`, for the kernel.
+        bias: False for no bias variable (``b`` is then None).
 
     Raises:
         ShapeError: sizes are not positive ints, or inputs are not
@@ -95,6 +99,7 @@ class Conv2D(Layer):
         stride=1,
         padding="SAME",
         regularizer=None,
+        bias=True,
     ):
         owner = full_name(scope) if scope else type(self).__name__
         check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
@@ -109,14 +114,20 @@ class Conv2D(Layer):
                 w_init or truncated_normal(0.1),
                 regularizer=regularizer,
             )
-            self._b = get_variable(
-                owner, names[1], [n_out], b_init or tf.compat.v1.constant_initializer(0.1)
-            )
+            self._b = None
+            if bias:
+                self._b = get_variable(
+                    owner,
+                    names[1],
+                    [n_out],
+                    b_init or tf.compat.v1.constant_initializer(0.1),
+                )
             self._regularization_loss = own_regularization_loss(self._w, regularizer)
-            conv = tf.nn.conv2d(inputs, self._w, strides=stride, padding=padding)
-            self._logits = tf.nn.bias_add(conv, self._b)
+            self._logits = tf.nn.conv2d(inputs, self._w, strides=stride, padding=padding)
+            if bias:
+                self._logits = tf.nn.bias_add(self._logits, self._b)
             self._output = activation(self._logits)
-        self._params = [self._w, self._b]
+        self._params = [self._w, self._b] if bias else [self._w]
 
 
 class Conv2DTranspose(Layer):

@@ -47,6 +47,8 @@ class VariableRow:
         parameters: number of elements.
         trainable: True or False; None for a checkpoint entry the model lacks.
         readers: names of the ops that read the variable's value.
+        updaters: names of the ops that assign it outside its initializer
+            (:class:`layers.BatchNorm`'s moving-statistics updates, optimizers).
     """
 
     name: str
@@ -55,6 +57,7 @@ class VariableRow:
     parameters: int
     trainable: bool | None
     readers: tuple = ()
+    updaters: tuple = ()
 
     @property
     def scope(self):
@@ -74,7 +77,10 @@ def build_model(name, tied=None, inputs=None, **builder_kwargs):
         inputs: dict argument name -> ``(width, dtype)`` for tensor arguments
             (placeholders [None, width]); :data:`INPUT_WIDTHS` gives float32 ``x``
             and ``y``.
-        **builder_kwargs: further builder arguments.
+        **builder_kwargs: further builder arguments. A builder with a
+            ``training`` parameter (batch norm) that is not given one gets
+            ``tf.compat.v1.placeholder_with_default(True, [])``, so the graph
+            holds both modes.
 
     Returns:
         ``(graph, result)``: the graph and what the builder returned.
@@ -101,7 +107,9 @@ def build_model(name, tied=None, inputs=None, **builder_kwargs):
     tensors = [
         p.name
         for p in parameters.values()
-        if p.kind in positional and p.default is inspect.Parameter.empty
+        if p.kind in positional
+        and p.default is inspect.Parameter.empty
+        and p.name != "training"
     ]
     unknown = [key for key in tensors if key not in specs]
     if unknown:
@@ -116,6 +124,10 @@ def build_model(name, tied=None, inputs=None, **builder_kwargs):
             tf.compat.v1.placeholder(specs[key][1], [None, specs[key][0]], name=key)
             for key in tensors
         ]
+        if "training" in parameters and "training" not in builder_kwargs:
+            builder_kwargs["training"] = tf.compat.v1.placeholder_with_default(
+                True, [], name="training"
+            )
         result = builder(*placeholders, **builder_kwargs)
     return graph, result
 
@@ -188,6 +200,7 @@ def inspect_model(name, tied=None, inputs=None, **builder_kwargs):
             parameters=int(np.prod(v.shape.as_list())),
             trainable=id(v) in trainable,
             readers=readers(v),
+            updaters=updaters(v),
         )
         for v in variables
     ]
@@ -198,8 +211,9 @@ def readers(variable):
     """Returns the names of the ops that use the value of a graph-mode resource variable.
 
     The consumers of its ``ReadVariableOp``s, and ops that read the handle directly
-    (``ResourceGather``: an embedding lookup). Initialisation and ``Read`` ops that
-    nothing consumes are not readers.
+    (``ResourceGather``: an embedding lookup; ``If``: a ``tf.cond`` that reads it
+    in a branch, such as batch norm's choice of statistics). Initialisation and
+    ``Read`` ops that nothing consumes are not readers.
     """
     found = []
     for op in variable.handle.consumers():
@@ -210,7 +224,21 @@ def readers(variable):
     return tuple(found)
 
 
-_HANDLE_READERS = ("ResourceGather", "ResourceGatherNd")
+_HANDLE_READERS = ("ResourceGather", "ResourceGatherNd", "If", "StatelessIf")
+
+
+def updaters(variable):
+    """Returns the names of the ops that assign a graph-mode resource variable.
+
+    Assignments (``AssignSubVariableOp``: batch norm's moving statistics) and
+    optimizer updates (``ResourceApply*``); not the variable's initializer.
+    """
+    return tuple(
+        op.name
+        for op in variable.handle.consumers()
+        if op is not variable.initializer
+        and (op.type.startswith(("Assign", "ResourceApply", "ResourceSparseApply")))
+    )
 
 
 def inspect_checkpoint(path, model_rows=()):
@@ -245,19 +273,26 @@ def inspect_checkpoint(path, model_rows=()):
                 parameters=int(np.prod(shapes[name])),
                 trainable=model_row.trainable if model_row else None,
                 readers=model_row.readers if model_row else (),
+                updaters=model_row.updaters if model_row else (),
             )
         )
     return rows
 
 
 def format_table(rows):
-    """Returns the rows as a text table grouped by scope, with parameter counts."""
-    header = ("name", "shape", "dtype", "parameters", "trainable", "readers")
+    """Returns the rows as a text table grouped by scope, with parameter counts.
+
+    An ``updaters`` column follows ``readers`` when some variable has updaters
+    (batch norm's moving statistics).
+    """
+    header = ("name", "shape", "dtype", "parameters", "trainable", "readers", "updaters")
+    if not any(row.updaters for row in rows):
+        header = header[:-1]
     lines = []
     for scope in sorted({row.scope for row in rows}):
         group = [row for row in rows if row.scope == scope]
         total = sum(row.parameters for row in group)
-        lines.append((f"[{scope or '/'}]", "", "", f"{total:,}", "", ""))
+        lines.append((f"[{scope or '/'}]", "", "", f"{total:,}"))
         lines.extend(
             (
                 "  " + row.name.rpartition("/")[2],
@@ -266,11 +301,13 @@ def format_table(rows):
                 f"{row.parameters:,}",
                 {True: "yes", False: "no", None: "?"}[row.trainable],
                 describe_readers(row.readers),
-            )
+                describe_readers(row.updaters),
+            )[: len(header)]
             for row in group
         )
     total = sum(row.parameters for row in rows)
-    lines.append((f"total: {len(rows)} variables", "", "", f"{total:,}", "", ""))
+    lines.append((f"total: {len(rows)} variables", "", "", f"{total:,}"))
+    lines = [line + ("",) * (len(header) - len(line)) for line in lines]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
     return "\n".join(
         "  ".join(
@@ -281,7 +318,7 @@ def format_table(rows):
 
 
 def describe_readers(names):
-    """Returns reader names as one table cell, folding the names of many steps.
+    """Returns reader (or updater) names as one table cell, folding the names of many steps.
 
     Up to three names are listed as they are. More (a cell unrolled over 28
     steps) are sorted, and names that differ in one number only are folded:

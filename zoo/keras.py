@@ -41,6 +41,7 @@ from zoo.share import (
     new_variable_error,
     recording_getter,
     refuse_new_variables,
+    takes_training,
     variable_store,
 )
 
@@ -176,7 +177,7 @@ class ZooLayer(keras.layers.Layer):
             _shapes(input_shape),
             self.scope,
             tf.as_dtype(self.compute_dtype),
-            **self.builder_kwargs,
+            **self._call_kwargs(training=False),
         )
         for spec in specs:
             self.add_weight(
@@ -204,8 +205,14 @@ class ZooLayer(keras.layers.Layer):
         weights = zip(self._names, self.weights, strict=True)
         return {name: weight.value for name, weight in weights}
 
-    def call(self, inputs):
-        """Runs the function on ``inputs`` with this layer's weights; returns ``output``."""
+    def call(self, inputs, training=None):
+        """Runs the function on ``inputs`` with this layer's weights; returns ``output``.
+
+        A function with a ``training`` parameter receives Keras' training flag
+        (False when Keras passes None): :class:`layers.BatchNorm` then uses the
+        batch statistics in ``fit`` and moves the moving ones, which are
+        non-trainable weights, and uses them in ``predict`` and ``evaluate``.
+        """
         weights = dict(zip(self._names, self.weights, strict=True))
         fix = (
             "make the function ask for the same names on every call (no default_name "
@@ -236,11 +243,20 @@ class ZooLayer(keras.layers.Layer):
             result = call_builder(
                 self._builder,
                 tensors,
-                self.builder_kwargs,
+                self._call_kwargs(training),
                 self.scope,
                 tf.compat.v1.AUTO_REUSE,
             )
         return self._pick_output(result)
+
+    def _call_kwargs(self, training):
+        """The builder arguments, with ``training`` when the function takes one."""
+        if not takes_training(self._builder):
+            return self.builder_kwargs
+        return {
+            **self.builder_kwargs,
+            "training": False if training is None else training,
+        }
 
     def _pick_output(self, result):
         """Returns the result itself (a tensor) or its ``output`` field."""

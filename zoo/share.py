@@ -252,11 +252,20 @@ def recording_getter(seen):
 
 def takes_scope(builder):
     """Tells whether ``builder`` has ``scope`` and ``reuse`` parameters (zoo builders)."""
+    return {"scope", "reuse"} <= parameter_names(builder)
+
+
+def takes_training(builder):
+    """Tells whether ``builder`` has a ``training`` parameter (batch norm's mode)."""
+    return "training" in parameter_names(builder)
+
+
+def parameter_names(builder):
+    """The names of ``builder``'s parameters; empty when they cannot be read."""
     try:
-        parameters = inspect.signature(builder).parameters
+        return set(inspect.signature(builder).parameters)
     except (TypeError, ValueError):
-        return False
-    return "scope" in parameters and "reuse" in parameters
+        return set()
 
 
 def refuse_new_variables(owner, fix):

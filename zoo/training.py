@@ -42,11 +42,13 @@ __all__ = [
     "NonFiniteLossError",
     "RunInterrupted",
     "add_scalar",
+    "loss_and_metrics",
     "repeat_step",
     "repeat_updates",
     "run_steps",
     "signals_caught",
     "train_loop",
+    "with_updates",
 ]
 
 
@@ -157,6 +159,11 @@ def repeat_step(
     ``steps_per_run`` separate runs, so the numbers are those of one step per run
     up to float round-off.
 
+    The update ops a call of ``loss_fn`` adds to ``GraphKeys.UPDATE_OPS``
+    (:class:`layers.BatchNorm`'s) run with that call's step: each iteration
+    runs those of its own call in the loop; the one-step graph's run only
+    with its step (K=1 without XLA), never from the loop.
+
     With ``jit_compile=True`` the whole loop is one XLA computation (a
     ``tf.function(jit_compile=True)`` called in the graph): its elementwise work
     is fused and nothing is dispatched per step, 10-30 % faster on a 2-core CPU
@@ -192,9 +199,13 @@ def repeat_step(
     trained = []  # the variables the one-step graph's gradients reach
 
     def update_fn(images, labels):
-        loss, metrics = _loss_and_metrics(loss_fn(images, labels))
+        loss, metrics = loss_and_metrics(loss_fn(images, labels))
         if not trained:  # the one-step graph: the optimizer makes its slots here
-            grads_and_vars = optimizer.compute_gradients(loss, var_list)
+            # Each gradient op on its forward op's device (zoo.towers: a tower's
+            # backward pass on its own device), as tf.gradients does in the loop.
+            grads_and_vars = optimizer.compute_gradients(
+                loss, var_list, colocate_gradients_with_ops=True
+            )
             trained.extend(v for g, v in grads_and_vars if g is not None)
             return optimizer.apply_gradients(grads_and_vars, global_step), loss, metrics
         gradients = tf.gradients(loss, trained)
@@ -245,7 +256,10 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
             f"repeat_step: expected jit_compile True or False, found {jit_compile!r}; "
             "pass jit_compile=True to compile the loop with XLA"
         )
-    one_step, loss, metrics = _update(update_fn(batches.images, batches.labels), name)
+    built, updates = _with_updates_of(update_fn, batches.images, batches.labels)
+    one_step, loss, metrics = _update(built, name)
+    if updates:  # batch norm: the one-step graph's updates run with its step only
+        one_step = tf.group(one_step, *updates, name="train_with_updates")
     count = tf.compat.v1.placeholder_with_default(steps_per_run, [], name="steps_this_run")
     if steps_per_run == 1 and not jit_compile:
         stacked = {key: tf.reshape(v, [1]) for key, v in metrics.items()}
@@ -257,7 +271,7 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
         images, labels = batches.draw()
         with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
             try:
-                built = update_fn(images, labels)
+                built, step_updates = _with_updates_of(update_fn, images, labels)
             except ScopeError as err:
                 raise ScopeError(
                     f"repeat_step: expected {name} to build the same variables on its "
@@ -266,7 +280,7 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
                 ) from err
         update, step_loss, step_metrics = _update(built, name)
         values = (step_loss, *(step_metrics[key] for key in names))
-        with tf.control_dependencies([update]):
+        with tf.control_dependencies([update, *step_updates]):
             return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
 
     def steps(count):
@@ -313,8 +327,45 @@ def _update(built, name):
             f"repeat_step: expected {name} to return (update op, scalar loss, "
             f"{{name: scalar tensor}}), found {built!r}; return those three"
         )
-    loss, metrics = _loss_and_metrics(built[1:])
+    loss, metrics = loss_and_metrics(built[1:], function=name)
     return built[0], loss, metrics
+
+
+def with_updates(train_op):
+    """Returns an op that runs ``train_op`` and the graph's update ops (batch norm).
+
+    For a loop of your own: ``session.run(with_updates(optimizer.minimize(loss)))``
+    moves every :class:`layers.BatchNorm`'s moving statistics (any op in
+    ``tf.compat.v1.GraphKeys.UPDATE_OPS``) with each step, as the TF1 idiom
+    ``with tf.control_dependencies(update_ops): train_op = ...`` does.
+    :func:`train_loop` and :func:`repeat_step` need no such call.
+
+    Args:
+        train_op: the training op (or tensor) of the default graph.
+
+    Returns:
+        ``train_op`` itself when the graph has no update ops, else one op
+        grouping it with them.
+    """
+    updates = graph_updates(train_op.graph)
+    return tf.group(train_op, *updates, name="train_with_updates") if updates else train_op
+
+
+def graph_updates(graph):
+    """The ops in ``graph``'s ``UPDATE_OPS`` that belong to the graph itself (the
+    ones made in a ``tf.while_loop`` or ``tf.function`` body run there, not here)."""
+    with graph.as_default():
+        ops = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+    return [op for op in ops if op.graph is graph]
+
+
+def _with_updates_of(build, *args):
+    """Calls ``build(*args)``; returns its result and the update ops it added to the
+    current graph's ``UPDATE_OPS`` (those of this call only, not older ones)."""
+    key = tf.compat.v1.GraphKeys.UPDATE_OPS
+    before = len(tf.compat.v1.get_collection(key))
+    result = build(*args)
+    return result, tf.compat.v1.get_collection(key)[before:]
 
 
 def _check_steps_per_run(steps_per_run, batches):
@@ -336,15 +387,24 @@ def _check_steps_per_run(steps_per_run, batches):
         )
 
 
-def _loss_and_metrics(built):
-    """Splits ``loss_fn``'s result into ``(scalar loss, {name: scalar})``."""
+def loss_and_metrics(built, owner="repeat_step", function="loss_fn"):
+    """Splits a loss function's result into ``(scalar loss, {name: scalar})``.
+
+    Args:
+        built: what the function returned: a scalar loss, or ``(loss, {name: scalar})``.
+        owner: named in the message (``repeat_step``, ``towers``).
+        function: the argument that returned ``built``, named in the message.
+
+    Raises:
+        ZooError: ``built`` is neither.
+    """
     loss, metrics = built if isinstance(built, tuple) else (built, {})
     tensors = [loss, *metrics.values()] if isinstance(metrics, dict) else None
     if tensors is None or not all(
         isinstance(t, tf.Tensor) and t.shape.rank == 0 for t in tensors
     ):
         raise ZooError(
-            f"repeat_step: expected loss_fn to return a scalar loss tensor or (loss, "
+            f"{owner}: expected {function} to return a scalar loss tensor or (loss, "
             f"{{name: scalar tensor}}), found {built!r}; return model.loss (and metrics)"
         )
     return loss, metrics
@@ -379,6 +439,10 @@ def train_loop(
     logging, checkpoints and the batches are exactly those of one step per
     run, the NaN guard checks every step's loss (and names the first bad one),
     and a signal is answered within one run.
+
+    A plain ``train_op`` runs with the graph's update ops
+    (``GraphKeys.UPDATE_OPS``: :class:`layers.BatchNorm`'s moving statistics);
+    a :class:`RepeatedStep` runs those it built in its loop.
 
     Args:
         session: the ``tf.compat.v1.Session``, variables initialized.
@@ -448,6 +512,10 @@ def run_steps(
     nan_guard=None,
 ):
     """The loop of :func:`train_loop` around any step: logging, NaN guard, checkpoints.
+
+    ``run_step`` trains: batch norm's moving statistics move where its step
+    runs them (eagerly and in ``tf.function`` with the call; in a graph, run
+    :func:`with_updates` of the training op).
 
     Args:
         run_step: ``run_step(count, with_loss)`` runs ``count`` training steps
@@ -551,6 +619,8 @@ class _StepRunner:
             train_op = train_op.train_op
         else:
             self.count, self.steps_per_run = None, 1
+            updates = graph_updates(session.graph)
+            train_op = [train_op, *updates] if updates else train_op
         self.session = session
         self.fetches = {False: train_op, True: (train_op, loss, metrics or {})}
         self.callables = {}

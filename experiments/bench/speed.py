@@ -306,12 +306,7 @@ def build_parser():
             default=0,
             help=f"session {kind}-op threads; 0, the default, lets TensorFlow choose",
         )
-    p.add_argument(
-        "--json",
-        default=None,
-        check=flags.new_file,
-        help="write the results to this JSON file instead of <run directory>/results.json",
-    )
+    flags.add_json_flag(p)
     p.add_check(check_rounds)
     return p
 

@@ -188,13 +188,7 @@ def build_parser():
         "Time copying network state: grouped assign op vs numpy round trip "
         "vs checkpoint save+restore vs raw memcpy, on the MLP and a 10x wider one."
     )
-    p.add_argument(
-        "--json",
-        default=None,
-        check=flags.new_file,
-        help="output file (default: results.json in a new run directory, "
-        "runs/bench_state/<timestamp>-<random>)",
-    )
+    flags.add_json_flag(p)
     p.add_argument("--repeats", type=int, default=20, help="timed runs per method")
     p.add_argument(
         "--checkpoint-dir",

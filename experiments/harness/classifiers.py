@@ -1,4 +1,5 @@
-"""The classifiers a script trains by name: ``--model mlp`` or ``--model conv``.
+"""The classifiers a script trains by name: ``--model mlp`` or ``--model conv``;
+the batch-norm conv classifier as towers (:func:`towers_loss`).
 
 ``experiments.ps`` and ``experiments.bench.gradients`` offer the same two networks;
 the names and what each builds are written here once::
@@ -33,3 +34,40 @@ def build(model, x, y, hidden=None, keep_prob=None):
     if model == "conv":
         return conv_classifier(x, y, scope="conv", keep_prob=keep_prob)
     return mlp_classifier(x, y, scope="mlp", **({"hidden": hidden} if hidden else {}))
+
+
+BATCH_NORM = ("none", "per-tower", "sync")
+TOWERS_SCOPE = "towers"
+
+
+def towers_loss(batch_norm, towers, filters):
+    """Returns the loss of :func:`zoo.models.bn_conv.bn_conv_classifier` as towers.
+
+    The model of ``experiments.towers`` and ``experiments.bench.towers``, built
+    by :func:`zoo.towers.data_parallel` under scope ``towers`` (the builder's
+    scope ``net`` inside it), its loss summed over the towers as over the batch.
+
+    Args:
+        batch_norm: ``"none"`` (no batch norm), ``"per-tower"`` or ``"sync"``.
+        towers: the tower count.
+        filters: the channels of the two convolutions.
+
+    Returns:
+        ``loss_fn(images, labels) -> (loss, {"batch_accuracy": ...})``.
+    """
+    from zoo import towers as zoo_towers
+    from zoo.models.bn_conv import bn_conv_classifier
+
+    def model(images, labels):
+        net = bn_conv_classifier(
+            images, labels, scope="net", filters=filters, batch_norm=batch_norm != "none"
+        )
+        return net.loss, {"batch_accuracy": net.accuracy}
+
+    return zoo_towers.data_parallel(
+        model,
+        towers,
+        scope=TOWERS_SCOPE,
+        batch_norm="sync" if batch_norm == "sync" else "per-tower",
+        loss_reduction="sum",
+    )

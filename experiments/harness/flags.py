@@ -484,6 +484,16 @@ def ablation_parser(
     return p
 
 
+def add_json_flag(p):
+    """Adds a benchmark's ``--json FILE`` (see ``rundir.write_bench_results``)."""
+    p.add_argument(
+        "--json",
+        default=None,
+        check=new_file,
+        help="write the results to this JSON file instead of <run directory>/results.json",
+    )
+
+
 def add_validation_flag(
     p,
     help_text="training examples held out from the start of the "
@@ -510,7 +520,7 @@ def load_data(args, validation=None):
     )
 
 
-def add_variant_flag(p, variants, help, every="both"):
+def add_variant_flag(p, variants, help, every="both", name="--variant"):
     """Adds ``--variant`` to a parser: one of ``variants``, or ``every`` (the default).
 
     Args:
@@ -518,8 +528,9 @@ def add_variant_flag(p, variants, help, every="both"):
         variants: the experiment's variants, in the order they run.
         help: what each variant is.
         every: the choice that runs them all, one after the other.
+        name: the flag, when the variants are named by what they vary.
     """
-    p.add_argument("--variant", choices=(*variants, every), default=every, help=help)
+    p.add_argument(name, choices=(*variants, every), default=every, help=help)
 
 
 def chosen_variants(args, variants):

@@ -36,7 +36,15 @@ from zoo.batches import GraphBatches
 
 
 def train_variant(
-    variant, args, data, run, loss_fn, optimizer, evaluation, log_period=1000
+    variant,
+    args,
+    data,
+    run,
+    loss_fn,
+    optimizer,
+    evaluation,
+    log_period=1000,
+    session_config=None,
 ):
     """Builds one variant in a graph of its own, trains it, evaluates it.
 
@@ -57,6 +65,8 @@ def train_variant(
             (its numbers, and the numbers of its dicts, to TensorBoard too),
             ``shown`` whatever the figures need.
         log_period: steps between logged losses (fewer in short runs).
+        session_config: the session's ``ConfigProto`` (``zoo.towers.session_config``
+            for towers on logical CPUs), or None.
 
     Returns:
         ``(result, shown)``: ``result`` holds the metrics, the trainable
@@ -78,7 +88,7 @@ def train_variant(
         init = tf.compat.v1.global_variables_initializer()
         writer = run.summary_writer(variant, graph=graph)
     graph.finalize()
-    with tf.compat.v1.Session(graph=graph) as session:
+    with tf.compat.v1.Session(graph=graph, config=session_config) as session:
         print(f"Training ({variant}, {parameters:,} parameters)...")
         logged, steps_per_second = _train(
             session, init, step, batches, args, run, variant, log_every, writer

@@ -131,6 +131,13 @@ EXPERIMENTS = (
         figures=("loss_curves.png", "accuracy.png"),
     ),
     Experiment(
+        "experiments.towers",
+        argv=(*TINY, "--batch-size", "8", "--filters", "2,2",
+              "--towers", "2", "--batch-norm", "sync",  # 2 towers of 4 examples
+              *CHECKPOINT_OFTEN),
+        figures=("loss_curves.png", "accuracy_and_speed.png"),
+    ),
+    Experiment(
         "experiments.dqn",
         argv=("--variant", "polyak", "--seeds", "2", "--jobs", "2", "--steps", "30",
               "--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16",
@@ -145,6 +152,7 @@ EXPERIMENTS = (
     Experiment("experiments.bench.speed", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.state", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.gradients", why="a benchmark: measures, never resumes"),
+    Experiment("experiments.bench.towers", why="a benchmark: measures, never resumes"),
 )  # fmt: skip
 
 # Keys of results.json (at any depth, matched whole) that a rerun may change and the

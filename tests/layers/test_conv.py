@@ -34,23 +34,26 @@ def test_conv_reuse_shares_and_new_scope_doubles(graph):
     assert len(v1.trainable_variables()) == 4
 
 
-def test_conv_and_pool_match_numpy(graph):
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_and_pool_match_numpy(graph, bias):
     x = images(side=4, channels=2)
-    conv = Conv2D(x, 3, 2, 3, padding="VALID", activation=tf.identity)
+    conv = Conv2D(x, 3, 2, 3, scope="c", padding="VALID", activation=tf.identity, bias=bias)
     pool = MaxPool(x)
+    names = [v.op.name for v in v1.global_variables()]
+    assert names == (["c/W", "c/b"] if bias else ["c/W"])
+    assert conv.params == v1.trainable_variables() and (conv.b is None) != bias
     rng = np.random.default_rng(0)
     xv = rng.normal(size=(2, 4, 4, 2)).astype(np.float32)
     with v1.Session() as sess:
         sess.run(v1.global_variables_initializer())
-        out, pooled, w, b = sess.run([conv.output, pool.output, conv.w, conv.b], {x: xv})
+        out, pooled, w = sess.run([conv.output, pool.output, conv.w], {x: xv})
     expected = np.zeros((2, 2, 2, 3), np.float32)
     for i in range(2):
         for j in range(2):
             patch = xv[:, i : i + 3, j : j + 3, :]
-            expected[:, i, j, :] = np.einsum("bhwc,hwco->bo", patch, w) + b
+            expected[:, i, j, :] = np.einsum("bhwc,hwco->bo", patch, w) + 0.1 * bias
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(pooled, xv.reshape(2, 2, 2, 2, 2, 2).max(axis=(2, 4)))
-    assert np.allclose(b, 0.1)
 
 
 def test_conv_rejects_flat_input(graph):

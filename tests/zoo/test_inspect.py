@@ -144,3 +144,24 @@ def test_function_path_errors(tmp_path, capsys):
     argv = ["inspect", "tests.zoo.tf1_code:tied_bigram", "--input", "ids=five"]
     assert main([*argv, "--logdir", str(tmp_path)]) == 2
     assert "--input ids=five: expected NAME=WIDTH" in capsys.readouterr().err
+
+
+def test_batch_norm_shows_four_variables_their_readers_and_updaters(capsys, tmp_path):
+    argv = ["inspect", "tests.zoo.tf1_code:normalized_pair", "--input", "x=3"]
+    assert main([*argv, "--logdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[-2:] == ["readers", "updaters"]
+    assert "total: 4 variables" in out and "bn/moving_statistics/AssignSubVariableOp" in out
+    table = by_name(
+        inspect_model("tests.zoo.tf1_code:normalized_pair", inputs={"x": (3, tf.float32)})[
+            0
+        ]
+    )
+    assert list(table) == ["bn/beta", "bn/gamma", "bn/moving_mean", "bn/moving_variance"]
+    assert [row.trainable for row in table.values()] == [True, True, False, False]
+    mean = table["bn/moving_mean"]
+    # the training call: the cond choosing the statistics and the update; evaluation
+    assert mean.readers == ("bn/cond", "bn/moving_statistics/sub", "bn_1/batchnorm/mul_2")
+    assert mean.updaters == ("bn/moving_statistics/AssignSubVariableOp",)
+    assert table["bn/gamma"].updaters == ()
+    assert table["bn/gamma"].readers == ("bn/batchnorm/mul", "bn_1/batchnorm/mul")

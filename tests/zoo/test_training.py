@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from layers import BatchNorm
 from layers.errors import ScopeError, ZooError
 from zoo import training
 from zoo.batches import GraphBatches
@@ -189,3 +190,55 @@ def test_a_repeated_step_takes_no_separate_loss(graph):
     with tf.compat.v1.Session() as session:
         with pytest.raises(ZooError, match=r"train: expected loss=None and no metrics="):
             training.train_loop(session, step, step.loss, batches, 3, 8)
+
+
+def batch_norm_loss(images, _labels):
+    normalized = BatchNorm(images, True, decay=0.9).output
+    return tf.reduce_mean(tf.square(normalized - 0.5))
+
+
+def train_batch_norm(data, steps_per_run, steps, checkpointer=None):
+    """Trains ``batch_norm_loss`` (batches of 8); returns the moving mean and variance."""
+    with tf.Graph().as_default() as graph:
+        batches = GraphBatches(data, 8, window=12)
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        if steps_per_run == "plain":  # train_loop runs the graph's UPDATE_OPS with it
+            loss = batch_norm_loss(batches.images, None)
+            step = optimizer.minimize(loss)
+        else:  # in the loop, each iteration's own update; never the one-step graph's
+            step = training.repeat_step(batch_norm_loss, optimizer, batches, steps_per_run)
+            loss = None
+        init = tf.compat.v1.global_variables_initializer()
+        moving = [v for v in tf.compat.v1.global_variables() if "moving" in v.name]
+    graph.finalize()
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        batches.initialize(session)
+        training.train_loop(
+            session, step, loss, batches, steps, 8, log_every=4, checkpointer=checkpointer
+        )
+        return session.run(moving)
+
+
+@pytest.mark.parametrize("steps_per_run", [4, 1, "plain", "resumed"])
+def test_the_loops_move_batch_norm_statistics_once_per_step(steps_per_run, tmp_path):
+    data = dataset()
+    if steps_per_run == "resumed":  # the loop's checkpoint holds the moving statistics
+        train_batch_norm(data, 4, 2, Checkpointer(str(tmp_path), every=2))
+        resumed = Checkpointer(str(tmp_path), every=2, resume=True)
+        got = train_batch_norm(data, 4, 4, resumed)
+    else:
+        got = train_batch_norm(data, steps_per_run, 4)
+    mean, variance = np.zeros(784), np.ones(784)
+    copy = DataSet(data.images, data.labels, seed=data.seed)
+    for _ in range(4):
+        images = copy.next_batch(8)[0]
+        mean = 0.9 * mean + 0.1 * images.mean(0)
+        variance = 0.9 * variance + 0.1 * images.var(0)
+    np.testing.assert_allclose(got, [mean, variance], rtol=1e-5, atol=1e-6)
+
+
+def test_with_updates_adds_nothing_without_batch_norm(graph):
+    loss = autoencoder(tf.compat.v1.placeholder(tf.float32, [None, 784]), n_hidden=4).loss
+    train_op = tf.compat.v1.train.AdagradOptimizer(0.1).minimize(loss)
+    assert training.with_updates(train_op) is train_op

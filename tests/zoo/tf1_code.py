@@ -6,7 +6,7 @@ The tests hand these functions to ``zoo.keras.ZooLayer`` and ``zoo.share``.
 import keras
 import tensorflow as tf
 
-from layers import Embedding, ReadOut
+from layers import BatchNorm, Embedding, ReadOut
 
 v1 = tf.compat.v1
 WIDTH, CODE = 4, 3
@@ -64,3 +64,11 @@ def tied_bigram(ids):
         embedding = Embedding(ids, VOCAB, DIM)
         rows = tf.reshape(embedding.output, [-1, DIM])
         return ReadOut(rows, DIM, VOCAB, scope="softmax", tie_to="embedding").logits
+
+
+def normalized_pair(x, training):
+    """Batch norm on ``x`` for training, read again with reuse=True for evaluation."""
+    train = BatchNorm(x, training, scope="bn")
+    with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+        evaluation = BatchNorm(x, False, scope="bn")
+    return train.output, evaluation.output

@@ -2,6 +2,7 @@
 
 from layers.errors import ZooError
 from zoo.models.autoencoder import autoencoder
+from zoo.models.bn_conv import bn_conv_classifier
 from zoo.models.conv import conv_classifier
 from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
@@ -22,6 +23,7 @@ MODELS = {
     "autoencoder": autoencoder,
     "mlp_classifier": mlp_classifier,
     "conv_classifier": conv_classifier,
+    "bn_conv_classifier": bn_conv_classifier,
     "conv_autoencoder": conv_autoencoder,
     "gan": gan,
     "gan_generator": generator,
@@ -55,6 +57,7 @@ __all__ = [
     "DQN",
     "QNetwork",
     "autoencoder",
+    "bn_conv_classifier",
     "conv_autoencoder",
     "conv_classifier",
     "discriminator",

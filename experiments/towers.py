@@ -1,0 +1,358 @@
+"""Data-parallel towers on shared variables, with and without batch norm.
+
+:func:`zoo.models.bn_conv.bn_conv_classifier` (two 5x5 convolutions, each with
+batch norm, ReLU and 2x2 max-pooling, then a softmax read-out) is trained by
+momentum SGD on the cross-entropy summed over the batch, as ``--towers N`` towers
+(:func:`zoo.towers.data_parallel`): each tower reads ``batch / N`` examples on
+its own device (a GPU, or one of N logical CPUs), all towers share one set of
+variables (tower 0 creates them, the others read them with ``reuse=True``) and
+one optimizer step applies their combined gradient. ``--batch-norm`` picks the
+variants: ``none`` (no batch norm), ``per-tower`` (each tower normalizes with
+its own shard's statistics; the moving statistics move once per step, from
+tower 0) and ``sync`` (the towers' sums are added before normalizing: N towers
+compute what one tower computes on the whole batch). Every variant trains the
+same steps on the same batches (:func:`experiments.harness.train.train_variant`);
+the test accuracy comes from a second build with ``reuse=True`` and
+``training=False`` (the moving statistics).
+
+``equal_to_one_tower`` trains each mode one step as one tower
+and as N towers and gives the largest absolute difference of any variable
+(``largest_variable`` names it):
+float round-off for ``none`` and ``sync``, a real difference for ``per-tower``;
+``round_off_floor`` the same for one tower against one tower whose batches
+have their halves swapped (the same sums in another order);
+``after_all_steps`` gives the same for the full runs, where round-off that
+flips a ReLU or a max-pool choice near a tie has grown into real differences.
+
+Usage::
+
+    python -m experiments.towers --dataset fashion_mnist \\
+        --data-dir /usr/share/datasets/fashion-mnist --out runs/towers/full
+    python -m experiments.towers --quick --data-dir DIR --validation 0
+
+Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and TensorBoard
+events under ``tensorboard/<variant>/`` into the run directory.
+"""
+
+import argparse
+
+import numpy as np
+
+from experiments.harness import classifiers, figures, flags, rundir
+from layers.errors import ZooError
+from zoo.data import N_CLASSES, N_PIXELS
+
+MODES = classifiers.BATCH_NORM
+COMPARE_STEPS = 1  # steps of the one-tower-vs-N-towers comparison: one gradient's round-off
+TARGET_ACCURACY = (
+    0.8  # batch accuracy (mean of the last 4 logged) whose first step is given
+)
+MOMENTUM = 0.9
+OPTIMIZER_SLOT = "Momentum"  # the name of MomentumOptimizer's slot variables
+LOG_PERIOD = 50
+EVAL_CHUNK = 2000
+SMOOTHING = 4  # logged batch accuracies averaged for "steps to reach"
+
+
+def build_parser():
+    """Returns the experiment's argument parser."""
+    p = flags.parser(
+        "Train a batch-norm conv classifier as 1 and N data-parallel towers on shared "
+        "variables: no batch norm, per-tower statistics, synchronized statistics; "
+        "compare accuracy, speed and the weights against one tower.",
+        steps=1000,
+        batch_size=64,
+    )
+    p.add_argument(
+        "--towers",
+        default="1,2",
+        check=flags.int_list(),
+        help="comma-separated tower counts (GPUs when present, else logical CPUs)",
+    )
+    flags.add_variant_flag(
+        p,
+        MODES,
+        "no batch norm (none), per-tower statistics, synchronized statistics (sync), "
+        "or all three",
+        every="all",
+        name="--batch-norm",
+    )
+    p.add_argument(
+        "--filters", default="8,16", check=flags.int_list(), help="channels of the 2 convs"
+    )
+    p.add_argument(
+        "--learning-rate", type=float, default=5e-4, help="momentum SGD's rate (0.9)"
+    )
+    flags.add_validation_flag(p)
+    flags.add_loop_flags(p, steps_per_run=16)
+    p.add_check(check_sizes)
+    return p
+
+
+def check_sizes(args):
+    """Raises ZooError unless every tower count splits the batch and 2 filters are given."""
+    for count in flags.integers(args.towers):
+        if args.batch_size % count:
+            raise ZooError(
+                f"--towers: expected tower counts that divide --batch-size "
+                f"{args.batch_size}, found {count}; pass a batch size divisible by each"
+            )
+    if len(flags.integers(args.filters)) != 2:
+        raise ZooError(
+            f"--filters: expected 2 channel counts, found {args.filters!r}; pass e.g. 8,16"
+        )
+
+
+def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
+    """Trains and evaluates ``mode`` as ``towers`` towers.
+
+    Args:
+        mode: one of :data:`MODES`.
+        towers: the tower count.
+        args, data, run: as every variant.
+        steps: train this many steps (the comparison) instead of ``--steps``.
+        reordered: swap the two halves of every batch (the same examples, summed
+            in another order: the round-off floor of the comparison).
+
+    Returns:
+        ``(result, weights)``: the variant's result dict and ``{name: array}`` of
+        every variable of the model (optimizer slots left out).
+    """
+    import tensorflow as tf
+
+    from experiments.harness.train import train_variant
+    from zoo import towers as zoo_towers
+
+    kwargs = {"filters": flags.integers(args.filters), "batch_norm": mode != "none"}
+    towers_loss = classifiers.towers_loss(mode, towers, kwargs["filters"])
+
+    def loss_fn(images, labels):
+        if reordered:
+            images, labels = (tf.concat(tf.split(t, 2)[::-1], 0) for t in (images, labels))
+        return towers_loss(images, labels)
+
+    name = f"{mode}_x{towers}" + ("_compare" if steps else "") + ("_reordered" * reordered)
+    variant_args = argparse.Namespace(**{**vars(args), "steps": steps or args.steps})
+    return train_variant(
+        name,
+        variant_args,
+        data,
+        run,
+        loss_fn=loss_fn,
+        optimizer=tf.compat.v1.train.MomentumOptimizer(args.learning_rate, MOMENTUM),
+        evaluation=lambda: evaluation(data.test, kwargs),
+        log_period=LOG_PERIOD,
+        session_config=zoo_towers.session_config(towers),
+    )
+
+
+def evaluation(test, kwargs):
+    """Builds the classifier again (``reuse=True``, ``training=False``).
+
+    Returns:
+        ``evaluate(session) -> ({"test_accuracy"}, weights)``.
+    """
+    import tensorflow as tf
+
+    from experiments.harness.train import run_in_chunks
+    from zoo.models.bn_conv import bn_conv_classifier
+
+    x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+    y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
+    with tf.compat.v1.variable_scope(classifiers.TOWERS_SCOPE, reuse=True):
+        net = bn_conv_classifier(x, y, scope="net", reuse=True, training=False, **kwargs)
+    variables = {
+        v.op.name: v
+        for v in tf.compat.v1.global_variables(f"{classifiers.TOWERS_SCOPE}/")
+        if not v.op.name.endswith(f"/{OPTIMIZER_SLOT}")
+    }
+
+    def evaluate(session):
+        chunks = run_in_chunks(
+            session, net.accuracy, {x: test.images, y: test.labels}, EVAL_CHUNK
+        )
+        accuracy = sum(value * size for value, size in chunks) / test.num_examples
+        return {"test_accuracy": accuracy}, session.run(variables)
+
+    return evaluate
+
+
+def differences(a, b):
+    """``{name: largest absolute difference}`` of two ``{name: array}``, same names."""
+    return {name: float(np.abs(a[name] - b[name]).max()) for name in a}
+
+
+def largest_difference(a, b):
+    """The largest absolute difference between two ``{name: array}`` of the same names."""
+    return max(differences(a, b).values())
+
+
+def steps_to_reach(result, target):
+    """The first logged step whose batch accuracy (mean of the last 4 logged) reaches
+    ``target``, or None."""
+    logged = result["batch_accuracy"]
+    for i, (step, _) in enumerate(logged):
+        window = [value for _, value in logged[max(0, i - SMOOTHING + 1) : i + 1]]
+        if np.mean(window) >= target:
+            return step
+    return None
+
+
+def statistics_difference(a, b):
+    """Largest absolute differences of the moving statistics of two weight dicts."""
+    return {
+        kind: max(
+            (float(np.abs(a[name] - b[name]).max()) for name in a if name.endswith(kind)),
+            default=None,
+        )
+        for kind in ("moving_mean", "moving_variance")
+    }
+
+
+def summarize(results, weights, compared, floor, largest_at, args):
+    """The comparisons of results.json: towers against one, batch norm against none."""
+    counts = sorted({towers for _, towers in results})
+    many = [towers for towers in counts if towers > 1]
+    modes = sorted({mode for mode, _ in results}, key=MODES.index)
+    summary = {}
+    if compared:
+        summary["equal_to_one_tower"] = {
+            "steps": COMPARE_STEPS,
+            **{mode: max(diffs.values()) for mode, diffs in compared.items()},
+            "per_tower_count": compared,
+            "largest_variable": largest_at,
+            "round_off_floor": floor,
+            "after_all_steps": {
+                mode: {
+                    str(towers): largest_difference(weights[mode, 1], weights[mode, towers])
+                    for towers in many
+                }
+                for mode in modes
+                if (mode, 1) in weights
+            },
+        }
+    target = TARGET_ACCURACY
+    summary["batch_norm_vs_none"] = {
+        str(towers): {
+            "target_batch_accuracy": target,
+            **{
+                mode: {
+                    "test_accuracy": results[mode, towers]["test_accuracy"],
+                    "steps_to_reach_target": steps_to_reach(results[mode, towers], target),
+                }
+                for mode in modes
+            },
+        }
+        for towers in counts
+    }
+    if {"per-tower", "sync"} <= set(modes):
+        summary["per_tower_vs_sync"] = {
+            str(towers): {
+                "test_accuracy_difference": results["per-tower", towers]["test_accuracy"]
+                - results["sync", towers]["test_accuracy"],
+                "moving_statistics_largest_difference": statistics_difference(
+                    weights["per-tower", towers], weights["sync", towers]
+                ),
+                "weights_largest_difference": largest_difference(
+                    weights["per-tower", towers], weights["sync", towers]
+                ),
+            }
+            for towers in many
+        }
+    summary["steps_per_second"] = {
+        mode: {str(towers): results[mode, towers]["steps_per_second"] for towers in counts}
+        for mode in modes
+    }
+    return summary
+
+
+def compare_to_one_tower(modes, counts, args, data, run):
+    """Compares N towers with one tower after ``COMPARE_STEPS`` steps.
+
+    Returns:
+        ``(compared, floor, largest_at)``: ``compared`` maps each mode to ``{N:
+        largest |weights of N towers - weights of one|}`` for every N > 1
+        (per-tower beside none and sync); ``floor`` maps each mode to the same
+        difference between one tower and one tower on the same batches with
+        their halves swapped (mathematically the same step: what float round-off
+        alone does); ``largest_at`` maps each mode to ``{N: the name of the
+        variable that differs most}``.
+    """
+    compared, floor, largest_at = {}, {}, {}
+    for mode in modes:
+        steps = COMPARE_STEPS
+        _, one = run_variant(mode, 1, args, data, run, steps)
+        compared[mode], largest_at[mode] = {}, {}
+        for towers in counts:
+            if towers > 1:
+                diffs = differences(
+                    one, run_variant(mode, towers, args, data, run, steps)[1]
+                )
+                compared[mode][str(towers)] = max(diffs.values())
+                largest_at[mode][str(towers)] = max(diffs, key=diffs.get)
+        _, swapped = run_variant(mode, 1, args, data, run, steps, reordered=True)
+        floor[mode] = largest_difference(one, swapped)
+    return compared, floor, largest_at
+
+
+def accuracy_and_speed_figure(results):
+    """Returns two panels: each variant's test accuracy and its steps per second."""
+    figure, panels = figures.pyplot().subplots(1, 2, figsize=(11, 4.5))
+    counts = sorted({towers for _, towers in results})
+    modes = [mode for mode in MODES if (mode, counts[0]) in results]
+    width = 0.8 / len(counts)
+    for panel, key, label in zip(
+        panels,
+        ("test_accuracy", "steps_per_second"),
+        ("test accuracy", "training steps per second"),
+        strict=True,
+    ):
+        for i, towers in enumerate(counts):
+            values = [results[mode, towers][key] for mode in modes]
+            places = [m + (i - (len(counts) - 1) / 2) * width for m in range(len(modes))]
+            bars = panel.bar(places, values, width, label=f"{towers} tower(s)")
+            panel.bar_label(bars, fmt="%.3g", fontsize=8)
+        panel.set_xticks(range(len(modes)), modes)
+        panel.set_ylabel(label)
+        panel.set_xlabel("batch norm")
+    panels[0].set_ylim(0, 1.1)
+    panels[0].legend(loc="lower right")
+    figure.suptitle("Towers on shared variables: accuracy and speed per batch-norm mode")
+    figure.tight_layout()
+    return figure
+
+
+def main(argv=None):
+    """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
+    args, data, run = rundir.start(build_parser(), argv, "towers")
+    modes = MODES if args.batch_norm == "all" else (args.batch_norm,)
+    counts = sorted(set(flags.integers(args.towers)))
+    results, weights = {}, {}
+    for mode in modes:
+        for towers in counts:
+            results[mode, towers], weights[mode, towers] = run_variant(
+                mode, towers, args, data, run
+            )
+    compared, floor, largest_at = {}, {}, {}
+    if len(counts) > 1 or counts[0] > 1:
+        compared, floor, largest_at = compare_to_one_tower(modes, counts, args, data, run)
+    run.write_results(
+        {
+            "experiment": "towers",
+            "dataset": data.name,
+            "data_source": data.source,
+            "variants": {f"{mode}_x{towers}": r for (mode, towers), r in results.items()},
+            **summarize(results, weights, compared, floor, largest_at, args),
+        }
+    )
+    named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}
+    title = "Towers: no batch norm, per-tower and synchronized statistics"
+    losses = figures.loss_figure(named, title, "cross-entropy summed over the batch")
+    run.save_figure("loss_curves.png", losses)
+    run.save_figure("accuracy_and_speed.png", accuracy_and_speed_figure(results))
+    print(f"results in {run.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    flags.entry_point(main)
