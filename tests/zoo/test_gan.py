@@ -414,6 +414,10 @@ def test_generator_average_follows_the_generator_after_each_step(graph):
         f"gan/generator_average/{n}" for n in GENERATOR_NAMES
     ]
     assert not set(a_vars) & set(v1.trainable_variables())
+    # A checkpoint restores a variable by feeding its initializer's value input:
+    # the average's must not be the generator's (the one would get the other's value).
+    for a, w in zip(a_vars, g_vars, strict=True):
+        assert a.initializer.inputs[1] is not w.initializer.inputs[1]
     with v1.Session() as session:
         session.run(v1.global_variables_initializer())
         start = session.run(a_vars)

@@ -579,7 +579,10 @@ def _average(variables, after, decay):
                 "generator_average",
                 name,
                 variable.shape.as_list(),
-                lambda *args, v=variable, **kwargs: v.initial_value,
+                # An initial value of its own: a checkpoint restores each variable
+                # by feeding its initializer's value input, which must not be the
+                # generator variable's own.
+                lambda *args, v=variable, **kwargs: tf.identity(v.initial_value),
                 trainable=False,
             )
             with tf.control_dependencies([after]):
