@@ -1,12 +1,16 @@
 """Shared vs unshared discriminator: what the GAN's ``reuse=True`` buys.
 
-An MLP GAN (generator z -> 256 ReLU -> 784 sigmoid, discriminator 784 -> 256
-leaky ReLU -> 1; Adam 2e-4, beta1 0.5, batch 64) is trained on Fashion-MNIST
+A DCGAN (:func:`zoo.models.gan.conv_generator`: z -> 7x7x64 -> 14x14x32 ->
+28x28x1; :func:`zoo.models.gan.conv_discriminator`: 28x28x1 -> 14x14x32 ->
+7x7x64 -> 1; Adam 2e-4, beta1 0.5, batch 64, 3,000 steps; samples from an
+exponential moving average of the generator) is trained on Fashion-MNIST
 twice: with the discriminator of the generated images reusing the variables of
 the discriminator of the real images (shared, the GAN), and with a second
 discriminator of its own (unshared, the classic mistake: it never sees a real
 image). Each step runs the discriminator update, then the generator update
-against the updated discriminator, in one ``session.run``.
+against the updated discriminator; ``--steps-per-run`` (32) steps run inside one
+``session.run`` (:func:`zoo.training.repeat_updates`). ``--architecture mlp``
+trains the one-hidden-layer MLP GAN of earlier runs instead.
 
 Sample quality is a number: the Frechet classifier distance (FCD), the Frechet
 distance between the test images and generated samples in the last hidden layer
@@ -22,6 +26,7 @@ Usage::
     python -m experiments.gan --quick --variant shared --data-dir DIR
 
 Writes ``results.json``, ``fcd.png`` (FCD and losses against the step),
+``coverage.png`` (the classes of the final samples under the feature classifier),
 ``samples_<variant>.png`` and TensorBoard events under ``tensorboard/<variant>/``
 into the run directory; checkpoints go to ``checkpoints/`` (``--resume``).
 """
@@ -36,6 +41,10 @@ from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
 VARIANTS = ("shared", "unshared")
+ARCHITECTURES = ("dcgan", "mlp")  # zoo.models.gan.ARCHITECTURES, without TensorFlow
+HIDDEN = 32
+AVERAGE_DECAY = 0.999
+XLA = False  # XLA compiles the convolutions to slower CPU kernels
 LEARNING_RATE = 2e-4
 BETA1 = 0.5
 CLASSIFIER_HIDDEN = (256, 128)
@@ -53,12 +62,13 @@ METRIC = (
 def build_parser():
     """Returns the experiment's argument parser (shared flags plus the GAN's)."""
     p = flags.parser(
-        "Train an MLP GAN with a shared discriminator and with an unshared one (a "
+        "Train a DCGAN with a shared discriminator and with an unshared one (a "
         "second discriminator for the fakes) and compare their Frechet classifier "
         "distances.",
-        steps=6000,
+        steps=3000,
         batch_size=64,
     )
+    flags.add_loop_flags(p, xla=XLA)
     flags.add_variant_flag(
         p,
         VARIANTS,
@@ -73,10 +83,26 @@ def build_parser():
     )
     p.add_argument("--noise-dim", type=int, default=64, help="width of the noise z")
     p.add_argument(
+        "--average-decay",
+        type=float,
+        default=AVERAGE_DECAY,
+        check=flags.real(0.0, inclusive=True, maximum=0.9999),
+        help="samples come from an exponential moving average of the generator's "
+        "variables with this decay per step; 0: from the generator itself",
+    )
+    p.add_argument(
+        "--architecture",
+        choices=ARCHITECTURES,
+        default="dcgan",
+        help="dcgan: transposed convolutions up from 7x7 (generator), stride-2 "
+        "convolutions down (discriminator); mlp: one hidden layer each",
+    )
+    p.add_argument(
         "--hidden",
         type=int,
-        default=256,
-        help="hidden width of generator and discriminator",
+        default=HIDDEN,
+        help="dcgan: the discriminator's channels are H, 2H and the generator's 2H, "
+        "H; mlp: the hidden width of both players",
     )
     p.add_argument(
         "--evals",
@@ -148,8 +174,9 @@ class FeatureClassifier:
         steps_per_second: training speed.
     """
 
-    def __init__(self, session, images, features, test_accuracy, steps_per_second):
-        self._session, self._images, self._features = session, images, features
+    def __init__(self, session, images, features, logits, test_accuracy, steps_per_second):
+        self._session, self._images = session, images
+        self._features, self._logits = features, logits
         self.test_accuracy = test_accuracy
         self.steps_per_second = steps_per_second
 
@@ -159,6 +186,11 @@ class FeatureClassifier:
 
         features = self._session.run(self._features, {self._images: images})
         return feature_statistics(features)
+
+    def classes(self, images):
+        """Returns the class the classifier gives each of images [n, 784], [n] ints."""
+        logits = self._session.run(self._logits, {self._images: images})
+        return np.argmax(logits, axis=1)
 
     def distance(self, reference, images):
         """Returns the FCD between ``reference`` statistics and images [n, 784]."""
@@ -228,7 +260,9 @@ def train_feature_classifier(args, data, run):
     )
     print(f"feature classifier: test accuracy {accuracy:.4f}")
     features = evaluation.layers[-2].output
-    return FeatureClassifier(session, images, features, accuracy, steps_per_second)
+    return FeatureClassifier(
+        session, images, features, evaluation.logits, accuracy, steps_per_second
+    )
 
 
 def boundaries(steps, evals):
@@ -236,12 +270,32 @@ def boundaries(steps, evals):
     return [round(k * steps / evals) for k in range(evals + 1)]
 
 
+def widths(architecture, hidden):
+    """Returns ``(generator widths, discriminator widths)`` of ``--hidden``."""
+    if architecture == "dcgan":
+        return (2 * hidden, hidden), (hidden, 2 * hidden)
+    return (hidden,), (hidden,)
+
+
+def class_histogram(predicted, n_classes=N_CLASSES):
+    """Returns the fraction of samples in each class, a list of ``n_classes`` floats.
+
+    Args:
+        predicted: the class index of each sample [n].
+        n_classes: classes counted, those no sample fell in included.
+    """
+    counts = np.bincount(np.asarray(predicted, dtype=np.int64), minlength=n_classes)
+    return (counts / max(1, counts.sum())).tolist()
+
+
 def run_variant(variant, args, data, run, classifier, real):
     """Builds, trains and evaluates one variant in its own graph.
 
     Training runs in ``--evals`` chunks, each one :func:`zoo.training.train_loop`
-    with its own checkpoint, and the FCD is taken after each chunk; a resumed
-    run restores the finished chunks and recomputes their FCD exactly.
+    of ``--steps-per-run`` GAN steps per run (:func:`zoo.training.repeat_updates`,
+    XLA with ``--xla``) with its own checkpoint, and the FCD is taken after each
+    chunk; a resumed run restores the finished chunks and recomputes their FCD
+    exactly.
 
     Args:
         variant: ``"shared"`` or ``"unshared"``.
@@ -259,33 +313,33 @@ def run_variant(variant, args, data, run, classifier, real):
 
     from zoo import training
     from zoo.batches import GraphBatches
-    from zoo.models.gan import gan_training, generator, resumable_noise
+    from zoo.models.gan import ARCHITECTURES, gan_update
 
     start = time.perf_counter()
     graph = tf.Graph()
-    hidden = (args.hidden,)
+    generator_hidden, discriminator_hidden = widths(args.architecture, args.hidden)
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(data.train, args.batch_size)
-        z = resumable_noise(args.batch_size, args.noise_dim)
-        gan = gan_training(
-            batches.images,
-            z,
+        update_fn = gan_update(
+            args.batch_size,
+            args.noise_dim,
             tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
             tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
             scope="gan",
+            average_decay=args.average_decay,
             shared=variant == "shared",
-            generator_hidden=hidden,
-            discriminator_hidden=hidden,
+            architecture=args.architecture,
+            generator_hidden=generator_hidden,
+            discriminator_hidden=discriminator_hidden,
         )
-        model = gan.model
-        metrics = {
-            "g_loss": model.g_loss,
-            "d_real": tf.reduce_mean(model.real.probability),
-            "d_fake": tf.reduce_mean(model.fake.probability),
-        }
+        step = training.repeat_updates(
+            update_fn, batches, args.steps_per_run, jit_compile=args.xla
+        )
         z_eval = tf.compat.v1.placeholder(tf.float32, [None, args.noise_dim], "z_eval")
-        sampler = generator(z_eval, scope="gan/generator", reuse=True, hidden=hidden)
+        sampler = ARCHITECTURES[args.architecture].generator(
+            z_eval, scope="gan/generator_average", reuse=True, hidden=generator_hidden
+        )
         init = tf.compat.v1.global_variables_initializer()
         writer = run.summary_writer(variant, graph=graph)
     graph.finalize()
@@ -313,40 +367,46 @@ def run_variant(variant, args, data, run, classifier, real):
         for begin, end in itertools.pairwise(cuts):
             logged, speed = training.train_loop(
                 session,
-                gan.train_op,
-                model.d_loss,
+                step,
+                None,
                 batches,
                 end - begin,
                 args.batch_size,
                 log_every=flags.log_period(end - begin),
                 desc=f"{variant}-{end}",
-                metrics=metrics,
                 checkpointer=run.checkpointer,
             )
             seconds += (end - begin) / speed
-            for step, d_loss, values in logged:
-                losses.append([begin + step, d_loss, values["g_loss"]])
-                outputs.append([begin + step, values["d_real"], values["d_fake"]])
+            for at, d_loss, values in logged:
+                losses.append([begin + at, d_loss, values["g_loss"]])
+                outputs.append([begin + at, values["d_real"], values["d_fake"]])
                 for name, value in (("d_loss", d_loss), *values.items()):
-                    training.add_scalar(writer, f"{variant}/{name}", value, begin + step)
+                    training.add_scalar(writer, f"{variant}/{name}", value, begin + at)
             samples = evaluate(end)
     writer.close()
     result = {
         "fcd": fcd,
         "final_fcd": fcd[-1][1],
+        "class_histogram": class_histogram(classifier.classes(samples)),
         "losses": losses,
         "loss_columns": ["step", "d_loss", "g_loss"],
         "discriminator_outputs": outputs,
         "discriminator_output_columns": ["step", "mean D(real)", "mean D(fake)"],
         "dataset": data.name,
+        "architecture": args.architecture,
+        "generator_hidden": list(generator_hidden),
+        "discriminator_hidden": list(discriminator_hidden),
         "steps": args.steps,
         "batch_size": args.batch_size,
         "noise_dim": args.noise_dim,
         "hidden": args.hidden,
         "learning_rate": args.learning_rate,
         "beta1": BETA1,
+        "average_decay": args.average_decay,
         "seed": args.seed,
         "samples": args.samples,
+        "steps_per_run": args.steps_per_run,
+        "xla": args.xla,
         "wall_time_s": time.perf_counter() - start,
         "steps_per_second": args.steps / seconds,
     }
@@ -382,6 +442,28 @@ def plot_curves(results, floor):
     return figure
 
 
+def plot_coverage(results, test_histogram, dataset, samples):
+    """Returns a bar chart: the class fractions of each variant's final samples and
+    of the test images, as the feature classifier labels them (mode coverage)."""
+    names = figures.class_names(dataset)
+    bars = {"test images": test_histogram}
+    bars.update({name: r["class_histogram"] for name, r in results.items()})
+    figure, axes = figures.pyplot().subplots(figsize=(10, 4.5))
+    width = 0.8 / len(bars)
+    for i, (label, fractions) in enumerate(bars.items()):
+        positions = np.arange(len(names)) + (i - (len(bars) - 1) / 2) * width
+        axes.bar(positions, fractions, width, label=label)
+    axes.set_xticks(np.arange(len(names)), names, rotation=30, ha="right")
+    axes.set_ylabel("fraction of the images")
+    axes.set_title(
+        f"Mode coverage: classes of {samples} final samples under the feature classifier"
+    )
+    axes.legend()
+    axes.grid(alpha=0.3, axis="y")
+    figure.tight_layout()
+    return figure
+
+
 def plot_samples(images, title):
     """Returns a figure of a GRID_SIDE x GRID_SIDE grid of images [n, 784]."""
     side = int(np.sqrt(images.shape[1]))
@@ -410,6 +492,7 @@ def main(argv=None):
     classifier = train_feature_classifier(args, data, run)
     try:
         real = classifier.statistics(data.test.images)
+        test_histogram = class_histogram(classifier.classes(data.test.images))
         floor = classifier.distance(real, data.train.images[: args.samples])
         print(f"FCD of {args.samples} real training images (the floor): {floor:.3f}")
         variants = flags.chosen_variants(args, VARIANTS)
@@ -435,6 +518,8 @@ def main(argv=None):
             "steps_per_second": classifier.steps_per_second,
         },
         "real_floor_fcd": floor,
+        "class_names": list(figures.class_names(data.name)),
+        "test_class_histogram": test_histogram,
         "variants": results,
         "wall_time_s": time.perf_counter() - start,
     }
@@ -444,6 +529,9 @@ def main(argv=None):
         )
     run.write_results(summary)
     run.save_figure("fcd.png", plot_curves(results, floor))
+    run.save_figure(
+        "coverage.png", plot_coverage(results, test_histogram, data.name, args.samples)
+    )
     for variant, images in samples.items():
         title = f"{variant}: step {args.steps}, FCD {results[variant]['final_fcd']:.2f}"
         run.save_figure(f"samples_{variant}.png", plot_samples(images, title))

@@ -44,6 +44,7 @@ __all__ = [
     "add_scalar",
     "loss_and_metrics",
     "repeat_step",
+    "repeat_updates",
     "run_steps",
     "signals_caught",
     "train_loop",
@@ -204,38 +205,78 @@ def repeat_step(
             ``loss_fn`` returns something else than a scalar loss (and metrics).
         ScopeError: ``loss_fn`` creates a variable on its second call.
     """
+    check_clip_norm("repeat_step", clip_norm)
+    after_update = after_update or (lambda update: update)
+    trained = []  # the variables the one-step graph's gradients reach
+
+    def update_fn(images, labels):
+        loss, metrics = loss_and_metrics(loss_fn(images, labels))
+        if not trained:  # the one-step graph: the optimizer makes its slots here
+            # Each gradient op on its forward op's device (zoo.towers: a tower's
+            # backward pass on its own device), as tf.gradients does in the loop.
+            grads_and_vars = optimizer.compute_gradients(
+                loss, var_list, colocate_gradients_with_ops=True
+            )
+            trained.extend(v for g, v in grads_and_vars if g is not None)
+            gradients = [g for g, _ in grads_and_vars if g is not None]
+        else:
+            gradients = tf.gradients(loss, trained)
+        if clip_norm is not None:
+            gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
+        update = optimizer.apply_gradients(
+            zip(gradients, trained, strict=True), global_step
+        )
+        return tf.group(update, after_update(update)), loss, metrics
+
+    return repeat_updates(
+        update_fn, batches, steps_per_run, jit_compile=jit_compile, name="loss_fn"
+    )
+
+
+def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name=None):
+    """Builds ``steps_per_run`` training steps of any kind inside one run.
+
+    :func:`repeat_step` for a step that is more than one optimizer's update:
+    ``update_fn(images, labels)`` builds a whole step and returns ``(update op,
+    scalar loss, {name: scalar})``; a GAN's step, the discriminator's update and
+    then the generator's against the updated discriminator
+    (:func:`zoo.models.gan.gan_update`). It is called once outside the loop on
+    ``batches.images``/``batches.labels``, where the variables and every
+    optimizer's slots are made (the one-step graph), then once per iteration
+    inside the loop under ``reuse=True``, on the next batch; the loss and
+    metrics each iteration writes are those computed before its update. Same
+    loop, same order of batches and same XLA option as :func:`repeat_step`.
+
+    Args:
+        update_fn: builds one step from one batch; must create no variable on
+            its second call.
+        batches: as :func:`repeat_step`.
+        steps_per_run: as :func:`repeat_step`.
+        jit_compile: compile the loop with XLA.
+        name: what error messages call ``update_fn`` (default ``"update_fn"``).
+
+    Returns:
+        A :class:`RepeatedStep` for :func:`train_loop`.
+
+    Raises:
+        ZooError: as :func:`repeat_step`, or ``update_fn`` returns something
+            else than ``(op, scalar loss, {name: scalar})``.
+        ScopeError: ``update_fn`` creates a variable on its second call.
+    """
+    name = name or "update_fn"
     _check_steps_per_run(steps_per_run, batches)
     if not isinstance(jit_compile, bool):
         raise ZooError(
             f"repeat_step: expected jit_compile True or False, found {jit_compile!r}; "
             "pass jit_compile=True to compile the loop with XLA"
         )
-    check_clip_norm("repeat_step", clip_norm)
-    after_update = after_update or (lambda update: update)
-
-    def apply(gradients, variables):
-        """The update (after clipping), then ``after_update``'s ops."""
-        if clip_norm is not None:
-            gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
-        update = optimizer.apply_gradients(
-            zip(gradients, variables, strict=True), global_step
-        )
-        return tf.group(update, after_update(update))
-
-    built, updates = _with_updates_of(loss_fn, batches.images, batches.labels)
-    loss, metrics = loss_and_metrics(built)
-    # Each gradient op on its forward op's device (zoo.towers: a tower's backward
-    # pass on its own device), as tf.gradients does in the loop below.
-    grads_and_vars = optimizer.compute_gradients(
-        loss, var_list, colocate_gradients_with_ops=True
-    )
-    trained = [v for g, v in grads_and_vars if g is not None]
-    one_step = apply([g for g, _ in grads_and_vars if g is not None], trained)
+    built, updates = _with_updates_of(update_fn, batches.images, batches.labels)
+    one_step, loss, metrics = _update(built, name)
     if updates:  # batch norm: the one-step graph's updates run with its step only
         one_step = tf.group(one_step, *updates, name="train_with_updates")
     count = tf.compat.v1.placeholder_with_default(steps_per_run, [], name="steps_this_run")
     if steps_per_run == 1 and not jit_compile:
-        stacked = {name: tf.reshape(v, [1]) for name, v in metrics.items()}
+        stacked = {key: tf.reshape(v, [1]) for key, v in metrics.items()}
         return RepeatedStep(one_step, tf.reshape(loss, [1]), stacked, count, 1, loss)
     scope = tf.compat.v1.get_variable_scope()
     names = sorted(metrics)
@@ -244,16 +285,15 @@ def repeat_step(
         images, labels = batches.draw()
         with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
             try:
-                built, step_updates = _with_updates_of(loss_fn, images, labels)
+                built, step_updates = _with_updates_of(update_fn, images, labels)
             except ScopeError as err:
                 raise ScopeError(
-                    f"repeat_step: expected loss_fn to build the same variables on its "
+                    f"repeat_step: expected {name} to build the same variables on its "
                     f"second call (in the loop, reuse=True), found: {err}; build the "
                     "same scopes on every call"
                 ) from err
-        step_loss, step_metrics = loss_and_metrics(built)
-        update = apply(tf.gradients(step_loss, trained), trained)
-        values = (step_loss, *(step_metrics[name] for name in names))
+        update, step_loss, step_metrics = _update(built, name)
+        values = (step_loss, *(step_metrics[key] for key in names))
         with tf.control_dependencies([update, *step_updates]):
             return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
 
@@ -261,7 +301,7 @@ def repeat_step(
         """Runs ``count`` steps; returns each one's loss and metrics, [steps_per_run]."""
         arrays = [
             tf.TensorArray(t.dtype, size=steps_per_run, element_shape=[])
-            for t in (loss, *(metrics[name] for name in names))
+            for t in (loss, *(metrics[key] for key in names))
         ]
         _, *arrays = tf.while_loop(
             lambda i, *_: i < count,
@@ -303,6 +343,21 @@ def check_clip_norm(owner, clip_norm):
             f"{owner}: expected the gradients' clip norm to be None or a finite number "
             f"> 0, found {clip_norm!r}; pass e.g. 10.0, or None to leave them as they are"
         )
+
+
+def _update(built, name):
+    """Checks ``update_fn``'s result: ``(op, scalar loss, {name: scalar})``."""
+    if not (
+        isinstance(built, tuple)
+        and len(built) == 3
+        and isinstance(built[0], tf.Operation | tf.Tensor)
+    ):
+        raise ZooError(
+            f"repeat_step: expected {name} to return (update op, scalar loss, "
+            f"{{name: scalar tensor}}), found {built!r}; return those three"
+        )
+    loss, metrics = loss_and_metrics(built[1:], function=name)
+    return built[0], loss, metrics
 
 
 def with_updates(train_op):

@@ -44,7 +44,31 @@ def session_config(args):
     )
 
 
-def ours(case, train, args, source="graph", steps_per_run=1, xla=False):
+def zoo_step(case):
+    """Returns ``(looped, fed)``, the two ways :func:`ours` builds a step of ``case``.
+
+    ``looped(batches, steps_per_run, xla)`` returns the
+    :class:`zoo.training.RepeatedStep` over a batch source; ``fed(x, y)`` returns
+    ``(train_op, loss)`` on placeholders. Adagrad 0.1, as every model here.
+    """
+
+    def looped(batches, steps_per_run, xla):
+        return training.repeat_step(
+            lambda x, y: build_ours(case, x, y),
+            tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
+            batches,
+            steps_per_run,
+            jit_compile=xla,
+        )
+
+    def fed(x, y):
+        loss = build_ours(case, x, y)
+        return tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE).minimize(loss), loss
+
+    return looped, fed
+
+
+def ours(case, train, args, source="graph", steps_per_run=1, xla=False, step=None):
     """Returns ``run(steps)`` for our training loop.
 
     Args:
@@ -59,29 +83,23 @@ def ours(case, train, args, source="graph", steps_per_run=1, xla=False):
         steps_per_run: training steps per ``session.run`` (a ``tf.while_loop``
             of :func:`zoo.training.repeat_step` when above 1).
         xla: compile the loop with XLA (``repeat_step(jit_compile=True)``).
+        step: ``(looped, fed)`` as :func:`zoo_step` returns (its default): how
+            a training step of the model is built.
     """
+    looped, fed = step or zoo_step(case)
     batches = dataclasses.replace(train, epoch=0, position=0)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
-        optimizer = tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE)
         if source in ("graph", "fixed"):
             source_batches = (GraphBatches if source == "graph" else FixedBatch)(
                 batches, case.batch_size
             )
-            train_op = training.repeat_step(
-                lambda x, y: build_ours(case, x, y),
-                optimizer,
-                source_batches,
-                steps_per_run,
-                jit_compile=xla,
-            )
-            loss = None
+            train_op, loss = looped(source_batches, steps_per_run, xla), None
         else:
             x = tf.compat.v1.placeholder(tf.float32, [None, train.images.shape[1]], "x")
             y = tf.compat.v1.placeholder(tf.float32, [None, train.labels.shape[1]], "y")
-            loss = build_ours(case, x, y)
-            train_op = optimizer.minimize(loss)
+            train_op, loss = fed(x, y)
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
     session = tf.compat.v1.Session(graph=graph, config=session_config(args))
@@ -93,7 +111,7 @@ def ours(case, train, args, source="graph", steps_per_run=1, xla=False):
     elif source == "feed":
 
         def feed(images, labels):
-            return {x: images} if case.model == "autoencoder" else {x: images, y: labels}
+            return {x: images, y: labels} if case.model == "mlp" else {x: images}
 
     if source == "fixed":
         return repeat_callable(session.make_callable(train_op.train_op), steps_per_run)

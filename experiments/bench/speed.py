@@ -53,6 +53,7 @@ Usage::
 
 import dataclasses
 import importlib
+import math
 import resource
 import statistics
 import time
@@ -81,11 +82,17 @@ OWN_BENCHES = ("experiments.bench.rnn_siamese",)
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One model to time: ``model`` is "autoencoder" or "mlp"."""
+    """One model to time: ``model`` is "autoencoder", "mlp" or "gan".
+
+    ``steps`` (timed steps) replaces ``--steps`` for a slower model, and
+    ``contenders`` names the module whose ``contenders(case, train, args)`` it times.
+    """
 
     model: str
     variant: str
     batch_size: int
+    steps: int | None = None
+    contenders: str = "experiments.bench.contenders"
 
     @property
     def tied(self):
@@ -147,8 +154,9 @@ def ratios(timing):
     (against the compute limit, which loops the same steps on a fixed batch).
     """
     speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
-    result = {key: speeds["ours"] / speeds[name] for key, name in RATIOS.items()}
-    result.update({f"cpu_{key}": cpu[name] / cpu["ours"] for key, name in RATIOS.items()})
+    timed = {key: name for key, name in RATIOS.items() if name in speeds}
+    result = {key: speeds["ours"] / speeds[name] for key, name in timed.items()}
+    result.update({f"cpu_{key}": cpu[name] / cpu["ours"] for key, name in timed.items()})
     fractions = (
         ("feed_fraction", "ours_feed_dict", "ours_graph_input"),
         ("input_fraction", "ours", "compute_limit"),
@@ -160,13 +168,23 @@ def ratios(timing):
 
 
 def cases(args):
-    """Returns ``{model: [Case, ...]}`` for the flags' batch sizes."""
-    return {
+    """Returns ``{model: [Case, ...]}`` for the flags' batch sizes and ``--models``."""
+    every = {
         "autoencoder": [
             Case("autoencoder", variant, args.batch_size) for variant in ("untied", "tied")
         ],
         "mlp": [Case("mlp", "625-625", args.mlp_batch_size)],
+        "gan": [
+            Case(
+                "gan",
+                "dcgan",
+                64,
+                args.steps if args.quick else args.gan_steps,
+                "experiments.bench.gan",
+            )
+        ],
     }
+    return {model: every[model] for model in args.models.split(",")}
 
 
 def next_batch_ms(train, batch_size, repeats=200):
@@ -184,7 +202,8 @@ def timed(runs, best_of, steps, args):
 
     Args:
         runs: ``{name: run(steps)}``.
-        best_of: ``{reference: names}``: the reference is the fastest of them.
+        best_of: ``{reference: names}``: the reference is the fastest of those
+            names that ``runs`` has.
         steps: timed steps per contender.
         args: the flags (``--rounds``, ``--warmup``, ``--steps-per-run``).
 
@@ -195,7 +214,8 @@ def timed(runs, best_of, steps, args):
     timing = time_rounds(runs, steps, args.rounds, args.warmup, args.steps_per_run)
     best = {}
     for name, candidates in best_of.items():
-        best[name] = max(candidates, key=timing["steps_per_s"].get)
+        timed_here = [c for c in candidates if c in timing["steps_per_s"]]
+        best[name] = max(timed_here, key=timing["steps_per_s"].get)
         for values in timing.values():
             values[name] = values[best[name]]
     return best, timing
@@ -203,10 +223,8 @@ def timed(runs, best_of, steps, args):
 
 def time_case(case, train, args):
     """Times the contenders of ``case``; returns speeds, ratios and the feed cost."""
-    from experiments.bench import contenders
-
-    runs = contenders.contenders(case, train, args)
-    best, timing = timed(runs, BEST_OF, args.steps, args)
+    runs = importlib.import_module(case.contenders).contenders(case, train, args)
+    best, timing = timed(runs, BEST_OF, case.steps or args.steps, args)
     return {
         **best,
         **timing,
@@ -223,14 +241,28 @@ def table(results, models):
     lines = [f"{title} | ours / {references} | CPU: {references} | CPU feed, input"]
     for model in models:
         for variant, v in results[model]["variants"].items():
-            speeds = " ".join(f"{v['steps_per_s'][n]:6.1f}" for n in ("ours", *RATIO_NAMES))
-            wall = " ".join(f"{v[key]:6.2f}" for key in RATIOS)
-            cpu = " ".join(f"{v['cpu_' + key]:6.2f}" for key in RATIOS)
+            speeds = " ".join(
+                f"{v['steps_per_s'].get(n, math.nan):6.1f}" for n in ("ours", *RATIO_NAMES)
+            )
+            wall = " ".join(f"{v.get(key, math.nan):6.2f}" for key in RATIOS)
+            cpu = " ".join(f"{v.get('cpu_' + key, math.nan):6.2f}" for key in RATIOS)
             lines.append(
                 f"{model + '/' + variant:26}{speeds} |        {wall} |      {cpu} | "
                 f"{v['cpu_feed_fraction']:6.1%} {v['cpu_input_fraction']:6.1%}"
             )
     return "\n".join(lines)
+
+
+def check_models(models):
+    """Check of ``--models``: names from autoencoder, mlp, gan, comma-separated."""
+    known = ("autoencoder", "mlp", "gan")
+    unknown = [name for name in models.split(",") if name not in known]
+    if unknown:
+        return (
+            f"expected models from {', '.join(known)}, comma-separated, found "
+            f"{models!r}; pass e.g. --models autoencoder,gan"
+        )
+    return None
 
 
 def rounds_and_warmup(args):
@@ -263,6 +295,19 @@ def build_parser():
         resumable=False,
     )
     p.add_argument("--mlp-batch-size", type=int, default=100, help="MLP batch size")
+    p.add_argument(
+        "--models",
+        default="autoencoder,mlp,gan",
+        check=check_models,
+        help="the models to time, comma-separated (default: all)",
+    )
+    p.add_argument(
+        "--gan-steps",
+        type=int,
+        default=256,
+        help="timed steps per contender of the GAN (batch 64; one of its steps is a "
+        "discriminator's and a generator's update); --quick: 32",
+    )
     flags.add_loop_flags(p, xla=True)
     p.add_argument(
         "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
@@ -319,7 +364,11 @@ def main(argv=None):
             variants[case.variant] = time_case(case, train, args)
         results[model] = {
             "batch_size": model_cases[0].batch_size,
-            **{key: min(v[key] for v in variants.values()) for key in RATIOS},
+            **{
+                key: min(v[key] for v in variants.values())
+                for key in RATIOS
+                if all(key in v for v in variants.values())
+            },
             "variants": variants,
         }
     for module in OWN_BENCHES:

@@ -4,11 +4,13 @@ import json
 import math
 
 import pytest
+import tensorflow as tf
 
 from experiments.bench import contenders, rnn_siamese
 from experiments.bench import speed as bench
 from experiments.harness import flags
 from layers.errors import ZooError
+from zoo.models.gan import trainable_under
 
 CONTENDERS = {
     "ours",
@@ -42,6 +44,32 @@ def test_autoencoder_step_needs_two_forward_and_three_backward_products(variant)
     assert outputs == sorted([(128, 625), (128, 625), (128, 784), dw_dec, (784, 625)])
 
 
+def test_keras_gan_has_our_gan_variables_shapes(graph):
+    """The Keras contender is our DCGAN: the same weights, shape by shape."""
+    from experiments.bench import gan as gan_bench
+
+    case = bench.Case("gan", "dcgan", 8)
+    x = tf.compat.v1.placeholder(tf.float32, [8, 784])
+    gan_bench.update_fn(case.batch_size)(x, None)
+    ours = {
+        scope: [v.shape.as_list() for v in trainable_under(f"gan/{scope}")]
+        for scope in ("generator", "discriminator")
+    }
+    generator, discriminator = gan_bench.keras_players()
+    assert ours == {
+        "generator": [list(w.shape) for w in generator.weights],
+        "discriminator": [list(w.shape) for w in discriminator.weights],
+    }
+    assert ours["generator"] == [
+        [64, 3136],
+        [3136],
+        [5, 5, 32, 64],
+        [32],
+        [5, 5, 32, 1],
+        [1],
+    ]
+
+
 def test_mlp_step_needs_three_forward_and_five_backward_products():
     shapes = contenders.needed_matmuls(bench.Case("mlp", "625-625", 100), 784, 10)
 
@@ -54,6 +82,7 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
         (["--rounds", "0"], r"--rounds: expected a positive integer, found 0"),
         (["--warmup", "-1"], r"--warmup: expected a count >= 0, found -1"),
         (["--steps", "3", "--rounds", "4"], r"--rounds/--warmup: expected rounds > 0"),
+        (["--models", "mlp,vae"], r"--models: expected models from autoencoder, mlp, gan"),
     ],
 )
 def test_bad_rounds_or_warmup_are_refused_before_any_work(
@@ -78,7 +107,8 @@ def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):
 def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_path):
     path = tmp_path / "bench.json"
 
-    assert bench.main(["--quick", "--data-dir", tiny_data_dir, "--json", str(path)]) == 0
+    argv = ["--quick", "--models", "autoencoder,mlp", "--data-dir", tiny_data_dir]
+    assert bench.main([*argv, "--json", str(path)]) == 0
 
     results = json.loads(path.read_text())
     assert results["machine"]["cores"] > 0

@@ -115,8 +115,8 @@ EXPERIMENTS = (
         "experiments.gan",
         argv=("--data-dir", "{data}", "--steps", "12", "--evals", "2", "--hidden", "16",
               "--samples", "50", "--classifier-steps", "10", "--batch-size", "16",
-              *CHECKPOINT_OFTEN),
-        figures=("fcd.png", "samples_shared.png", "samples_unshared.png"),
+              "--architecture", "mlp", *CHECKPOINT_OFTEN),
+        figures=("fcd.png", "coverage.png", "samples_shared.png", "samples_unshared.png"),
     ),
     Experiment(
         "experiments.siamese",
@@ -506,12 +506,12 @@ HOSTILE = {
     "new file": ["", "{tmp}", "{tmp}/absent/x.json"],
 }
 # Flags that must also refuse 0: every numeric flag but those that say 0 means
-# something (a seed, "none", "TF's default", "skip", "always greedy").
+# something (a seed, "none", "TF's default", "skip", "always greedy", "no average").
 ZERO = "0"
 ZERO_MEANS_SOMETHING = {
     "seed", "validation", "warmup", "inter_op", "intra_op", "task_index",
     "max_restarts", "ps_steps", "tolerance", "gamma", "profile_calls", "learning_starts",
-    "epsilon_start", "epsilon_end", "learning_rate_end",
+    "epsilon_start", "epsilon_end", "learning_rate_end", "average_decay",
 }  # fmt: skip
 MODULES = {row.module: load(row) for row in ROWS}
 

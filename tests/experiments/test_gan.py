@@ -50,6 +50,8 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
         assert all(math.isfinite(value) for row in result["losses"] for value in row)
         assert result["steps"] == 40 and result["batch_size"] == 32
         assert result["dataset"] == "fashion_mnist" and result["steps_per_second"] > 0
+        assert len(result["class_histogram"]) == 10
+        assert math.isclose(sum(result["class_histogram"]), 1.0)
         tags, has_graph = read_events(out / "tensorboard" / variant)
         assert has_graph
         assert {f"{variant}/{n}" for n in ("fcd", "d_loss", "g_loss", "d_real")} <= tags
@@ -58,6 +60,9 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
     assert variants["shared"]["fcd"][0] == variants["unshared"]["fcd"][0]
     assert variants["shared"]["final_fcd"] < variants["shared"]["fcd"][0][1]
     assert_png(out / "fcd.png")
+    assert_png(out / "coverage.png")
+    assert results["class_names"][-1] == "Ankle boot"
+    assert max(results["test_class_histogram"]) < 0.2  # the test split is balanced
 
 
 @pytest.mark.parametrize(
@@ -87,6 +92,16 @@ def test_help_documents_every_gan_flag(capsys):
     for flag in ("--variant", "--noise-dim", "--hidden", "--evals", "--samples"):
         assert flag in text
     assert "--classifier-steps" in text and "--resume" in text
+
+
+def test_class_histogram_counts_every_class_even_empty_ones():
+    assert gan.class_histogram([2, 2, 0, 9]) == [0.25, 0, 0.5] + [0] * 6 + [0.25]
+    assert gan.class_histogram([], n_classes=3) == [0, 0, 0]
+
+
+def test_dcgan_widths_double_toward_the_coarse_maps():
+    assert gan.widths("dcgan", 32) == ((64, 32), (32, 64))
+    assert gan.widths("mlp", 256) == ((256,), (256,))
 
 
 def test_boundaries_cut_the_steps_evenly():

@@ -1,19 +1,27 @@
 """The GAN builders: variable names, one discriminator read twice, the unshared ablation,
 var_list training by scope, resumable noise, eager sharing, Keras and inspect, errors."""
 
+import pathlib
+import re
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import zoo
-from layers import EagerError, ScopeError, ShapeError
+from layers import EagerError, ScopeError, ShapeError, ZooError
+from zoo import training
+from zoo.batches import GraphBatches
+from zoo.data import DataSet
 from zoo.inspect import inspect_model
 from zoo.keras import ZooLayer
 from zoo.models.gan import (
+    conv_generator,
     discriminator,
     gan,
     gan_training,
+    gan_update,
     generator,
     resumable_noise,
     trainable_under,
@@ -274,3 +282,158 @@ def test_inputs_without_static_width_are_refused(graph):
 def test_builders_called_eagerly_raise():
     with pytest.raises(EagerError, match=r"gan: expected a graph .*zoo.share"):
         gan(tf.zeros([2, 16]), tf.zeros([2, 4]), scope="gan")
+
+
+# The DCGAN: tiny widths on 16-pixel (4x4) images, so two halvings start at 1x1.
+DCGAN = {
+    "architecture": "dcgan",
+    "generator_hidden": (6, 3),
+    "discriminator_hidden": (3, 6),
+}
+GENERATOR_NAMES = ("W_project", "b_project", "W_up_1", "b_up_1", "W_out", "b_out")
+DISCRIMINATOR_NAMES = ("W_conv_1", "b_conv_1", "W_conv_2", "b_conv_2", "W_out", "b_out")
+
+
+def test_dcgan_variables_and_one_discriminator_read_twice(graph):
+    x, z = inputs()
+    net = gan(x, z, scope="gan", **DCGAN)
+    shapes = {v.op.name: v.shape.as_list() for v in v1.trainable_variables()}
+    assert shapes == {
+        "gan/generator/W_project": [4, 6],  # z -> 1x1x6
+        "gan/generator/b_project": [6],
+        "gan/generator/W_up_1": [5, 5, 3, 6],  # -> 2x2x3
+        "gan/generator/b_up_1": [3],
+        "gan/generator/W_out": [5, 5, 3, 1],  # resized to 4x4x3 -> 4x4x1
+        "gan/generator/b_out": [1],
+        "gan/discriminator/W_conv_1": [5, 5, 1, 3],  # 4x4x1 -> 2x2x3
+        "gan/discriminator/b_conv_1": [3],
+        "gan/discriminator/W_conv_2": [5, 5, 3, 6],  # -> 1x1x6
+        "gan/discriminator/b_conv_2": [6],
+        "gan/discriminator/W_out": [6, 1],
+        "gan/discriminator/b_out": [1],
+    }
+    for real_layer, fake_layer in zip(net.real.layers, net.fake.layers, strict=True):
+        assert real_layer.w is fake_layer.w and real_layer.b is fake_layer.b
+    assert net.generator.images.shape.as_list() == [None, 16]
+    rows, _ = inspect_model("gan", **DCGAN)  # 784 pixels: 7x7 -> 14x14 -> 28x28
+    readers = {row.name: len(row.readers) for row in rows}
+    assert readers == {
+        **{f"gan/discriminator/{n}": 2 for n in DISCRIMINATOR_NAMES},
+        **{f"gan/generator/{n}": 1 for n in GENERATOR_NAMES},
+    }
+    unshared, _ = inspect_model("gan", shared=False, **DCGAN)
+    assert len(unshared) == 18 and all(len(row.readers) == 1 for row in unshared)
+
+
+def test_dcgan_generator_images_and_discriminator_scores_match_numpy(graph):
+    """The transposed convolutions make [batch, 16] images in (0, 1) and the judge
+    of the fakes reads the same variables as the judge of the real images."""
+    x, z = inputs()
+    net = gan(x, z, scope="gan", **DCGAN)
+    again = net.judge_fakes(x)
+    xv, zv = values()
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        images, real, judged = session.run(
+            [net.generator.images, net.real.logits, again.logits], {x: xv, z: zv}
+        )
+    assert images.shape == (5, 16) and ((images > 0) & (images < 1)).all()
+    np.testing.assert_allclose(judged, real, rtol=1e-6)
+    assert again.layers[0].w is net.real.layers[0].w
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"architecture": "vae"}, r"gan: expected architecture in \['dcgan', 'mlp'\]"),
+        (
+            {**DCGAN, "generator_hidden": (6, 3, 2)},
+            r"gan/generator: expected square images whose side is a multiple of 8",
+        ),
+    ],
+)
+def test_bad_architecture_or_widths_fail_before_any_variable(graph, kwargs, message):
+    x, z = inputs()
+    with pytest.raises(ZooError, match=message):
+        gan(x, z, scope="gan", **kwargs)
+    assert v1.global_variables() == []
+
+
+def train_gan(steps_per_run, runs):
+    """Trains the tiny DCGAN ``runs`` times ``steps_per_run`` steps; returns the
+    variables and the logged (d_loss, g_loss, d_real, d_fake) of every step."""
+    rng = np.random.default_rng(2)
+    labels = np.eye(10, dtype=np.float32)[np.arange(40) % 10]
+    data = DataSet(rng.random((40, 16), dtype=np.float32), labels, seed=1)
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        batches = GraphBatches(data, 8, window=8)
+        adam = lambda: v1.train.AdamOptimizer(0.01, beta1=0.5)  # noqa: E731
+        update_fn = gan_update(8, 4, adam(), adam(), **DCGAN)
+        step = training.repeat_updates(update_fn, batches, steps_per_run)
+        init = v1.global_variables_initializer()
+        with v1.Session() as session:
+            session.run(init)
+            batches.initialize(session)
+            logged, _ = training.train_loop(
+                session, step, None, batches, runs * steps_per_run, 8, log_every=1
+            )
+            variables = session.run(v1.global_variables())
+    names = ("g_loss", "d_real", "d_fake")
+    return variables, [(loss, *(m[name] for name in names)) for _, loss, m in logged]
+
+
+def test_k_gan_steps_in_one_run_equal_k_runs_of_one_step():
+    """D's update then G's, both Adams, the noise counter: 3 steps per run twice
+    give the numbers of 6 runs of one step."""
+    one_variables, one_logged = train_gan(1, 6)
+    looped_variables, looped_logged = train_gan(3, 2)
+    assert len(one_logged) == len(looped_logged) == 6
+    np.testing.assert_allclose(looped_logged, one_logged, rtol=1e-5, atol=1e-6)
+    assert len(one_variables) == len(looped_variables)
+    for one, looped in zip(one_variables, looped_variables, strict=True):
+        np.testing.assert_allclose(looped, one, rtol=1e-5, atol=1e-6)
+    draws = [v for v in looped_variables if np.ndim(v) == 0 and v == 6]
+    assert draws  # noise/draws counted every step
+
+
+def test_generator_average_follows_the_generator_after_each_step(graph):
+    """a := a - (1 - decay) (a - w) after G's update, from G's initial values; the
+    generator built on the average reads it, names as the generator's."""
+    v1.set_random_seed(4)
+    x, _ = inputs()
+    sgd = v1.train.GradientDescentOptimizer
+    update_fn = gan_update(5, 4, sgd(0.5), sgd(0.5), average_decay=0.9, **DCGAN)
+    train_op, _, _ = update_fn(x, None)
+    average = conv_generator(
+        v1.placeholder(tf.float32, [None, 4]), "gan/generator_average", True, (6, 3), 16
+    )
+    g_vars = trainable_under("gan/generator")
+    a_vars = [v for v in v1.global_variables() if "generator_average" in v.name]
+    assert [v.op.name for v in a_vars] == [
+        f"gan/generator_average/{n}" for n in GENERATOR_NAMES
+    ]
+    assert not set(a_vars) & set(v1.trainable_variables())
+    # A checkpoint restores a variable by feeding its initializer's value input:
+    # the average's must not be the generator's (the one would get the other's value).
+    for a, w in zip(a_vars, g_vars, strict=True):
+        assert a.initializer.inputs[1] is not w.initializer.inputs[1]
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        start = session.run(a_vars)
+        np.testing.assert_array_equal(start[0], session.run(g_vars[0]))
+        session.run(train_op, {x: values()[0]})
+        moved, after = session.run((a_vars, g_vars))
+    for a0, a1, w in zip(start, moved, after, strict=True):
+        np.testing.assert_allclose(a1, 0.9 * a0 + 0.1 * w, rtol=1e-5, atol=1e-7)
+    assert average.layers[0].w is a_vars[0]
+
+
+def test_the_docs_example_trains_and_samples_from_the_average():
+    """docs/gan.md's first python block runs as written (two runs of 32 steps)."""
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "gan.md"
+    code = re.search(r"```python\n(.*?)```", doc.read_text(), flags=re.S).group(1)
+    scope = {}
+    exec(compile(code, str(doc), "exec"), scope)  # noqa: S102
+    assert scope["images"].shape == (16, 784)
+    assert ((scope["images"] > 0) & (scope["images"] < 1)).all()
