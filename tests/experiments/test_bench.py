@@ -14,6 +14,7 @@ from zoo.models.gan import trainable_under
 
 CONTENDERS = {
     "ours",
+    "ours_best",
     "ours_no_xla",
     "ours_one_step",
     "ours_feed_dict",
