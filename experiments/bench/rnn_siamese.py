@@ -19,7 +19,7 @@ Contenders, each ``run(steps)``, timed in interleaved rounds by
 * ``ours_xla``, ``ours_no_xla``: the experiment's loop, ``--steps-per-run``
   steps per ``session.run`` (:func:`zoo.training.repeat_step`) over
   :class:`zoo.batches.GraphBatches`, compiled with XLA or not (both
-  experiments take ``--xla``/``--no-xla``); ``ours`` is the faster of the two,
+  experiments take ``--xla``/``--no-xla``); ``ours_best`` is the faster of the two,
   as ``keras_best`` is Keras's fastest setting (``--quick``: the uncompiled
   contenders only);
 * ``keras_spe[_xla][_unroll]``: the same model in Keras 3 (``model.fit`` on a
@@ -248,7 +248,7 @@ def contenders(model, train, args):
     best_of = {
         reference: [name for name in runs if name.startswith(prefix)]
         for reference, prefix in (
-            ("ours", "ours_"),
+            ("ours_best", "ours_"),
             ("keras_best", "keras_spe"),
             ("compute_limit", "compute_limit_"),
         )
@@ -261,7 +261,7 @@ def xla_suffix(xla):
     return "xla" if xla else "no_xla"
 
 
-def bench(train, args, timed):
+def bench(train, args, timed, ratios):
     """Times :func:`models`; returns ``{model: results}`` shaped as the MLP's.
 
     Args:
@@ -269,18 +269,14 @@ def bench(train, args, timed):
         args: the bench's flags (``--steps``, ``--rounds``, ``--warmup``,
             ``--steps-per-run``, ``--seed``, threads).
         timed: :func:`experiments.bench.speed.timed`.
+        ratios: :func:`experiments.bench.speed.ratios`.
     """
     results = {}
     for model in models(args.quick).values():
         print(f"{model.name} shared (batch {model.sizes.batch})...", flush=True)
         steps = max(args.rounds, int(args.steps * model.steps_fraction))
         variant, timing = timed(*contenders(model, train, args), steps, args)
-        speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
-        for key, reference in RATIOS.items():
-            variant[key] = speeds["ours"] / speeds[reference]
-            variant[f"cpu_{key}"] = cpu[reference] / cpu["ours"]
-        variant["input_fraction"] = 1.0 - speeds["ours"] / speeds["compute_limit"]
-        variant.update(timing)
+        variant.update(ratios(timing), **timing)
         results[model.name] = {
             "batch_size": model.sizes.batch,
             **{key: variant[key] for key in RATIOS},
