@@ -40,6 +40,7 @@ import tensorflow as tf
 from tensorflow.python.ops import control_flow_util  # no public XLA-context test
 
 from layers.errors import ScopeError, ShapeError, ZooError
+from layers.normalization import batch_statistics
 from zoo.training import loss_and_metrics
 
 BATCH_NORM_MODES = ("per-tower", "sync")
@@ -252,16 +253,9 @@ def _build_tower(model_fn, shards, tower, device, scope, caller, variables_devic
         )
         if tower:
             stack.enter_context(tf.compat.v1.variable_creator_scope(_refuse_new(tower)))
-        stack.enter_context(_batch_statistics(moments, update=tower == 0))
+        stack.enter_context(batch_statistics(moments=moments, update=tower == 0))
         built = model_fn(*shards)
     return loss_and_metrics(built, "towers", "model_fn")
-
-
-def _batch_statistics(moments, update):
-    """``layers.normalization.batch_statistics`` (imported when a tower is built)."""
-    from layers.normalization import batch_statistics
-
-    return batch_statistics(moments=moments, update=update)
 
 
 def _refuse_new(tower):
