@@ -2,14 +2,14 @@
 
 The target network is seed 002's "past network": :func:`zoo.models.dqn` builds the
 Q-network under ``dqn/online`` and a frozen copy under ``dqn/target`` whose values
-form the TD target, synced by :mod:`zoo.state` inside the training step. Three
+form the TD target, synced by :mod:`zoo.sharing.state` inside the training step. Three
 variants, several seeds each:
 
 * ``none``: the TD target reads the online network itself (no target network);
 * ``hard``: target := online every ``--target-period`` (C) updates, as Mnih et al. 2015;
 * ``polyak``: target := tau * online + (1 - tau) * target after every update.
 
-Each run (a :class:`zoo.replay.Rollout`): ``--learning-starts`` uniformly random
+Each run (a :class:`zoo.rl.replay.Rollout`): ``--learning-starts`` uniformly random
 steps into a replay buffer, then one Adam step on a sampled batch after every
 ``--train-every`` environment steps (``--steps`` updates), acting epsilon-greedily
 (epsilon decays linearly over ``--epsilon-decay`` environment steps). One
@@ -187,9 +187,9 @@ def build_parser():
 
 
 def check_env_flag(env_id):
-    """``--env``'s check: an id :func:`zoo.envs.check_env` accepts, with a
+    """``--env``'s check: an id :func:`zoo.rl.envs.check_env` accepts, with a
     ``reward_threshold`` (what solved means). Imports gymnasium, not TensorFlow."""
-    from zoo.envs import check_env
+    from zoo.rl.envs import check_env
 
     try:
         spec = check_env(env_id)
@@ -207,13 +207,13 @@ def parse(argv):
     """Parses and checks every flag (:func:`flags.parse_args`), then starts TensorFlow.
 
     Returns:
-        The namespace; ``env_spec`` is the environment's :class:`zoo.envs.EnvSpec`;
+        The namespace; ``env_spec`` is the environment's :class:`zoo.rl.envs.EnvSpec`;
         ``--quick`` also trims the warm-up, epsilon decay, seeds and profile.
 
     Raises:
         ZooError: a bad flag (``--env`` included), or a --resume conflict.
     """
-    from zoo.envs import check_env
+    from zoo.rl.envs import check_env
 
     args = flags.parse_args(build_parser(), argv)
     if args.quick:
@@ -316,7 +316,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
     from tqdm import tqdm
 
     from zoo import training
-    from zoo.replay import Rollout, RolloutCheckpoint, evaluate
+    from zoo.rl.replay import Rollout, RolloutCheckpoint, evaluate
 
     desc = f"{variant}-seed{seed}"
     print(f"Training {variant}, seed {seed}...")

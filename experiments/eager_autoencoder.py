@@ -68,7 +68,7 @@ def initial_weights(args, data, run):
     import tensorflow as tf
 
     from zoo.models import autoencoder
-    from zoo.share import save_by_name, share
+    from zoo.sharing.share import save_by_name, share
 
     tf.random.set_seed(args.seed)
     model = share(autoencoder, SCOPE, tied=True)
@@ -79,20 +79,20 @@ def initial_weights(args, data, run):
 def eager_checkpoint(checkpointer, variables, batches, steps, batch_size):
     """Returns the eager loop's checkpoint ``<run>/checkpoints/eager.npz``.
 
-    A :class:`zoo.checkpoints.LoopCheckpoint` in the runner's format (the class is
+    A :class:`zoo.training.checkpoints.LoopCheckpoint` in the runner's format (the class is
     made here, where TensorFlow may be imported): it holds every variable given
     (the model's weights, the optimizer's accumulators, iteration count and
     learning rate) by name, and the step, the batch iterator position, the RNG
     states and the losses logged; saved atomically. A resumed run must have it.
 
     Args:
-        checkpointer: the run's :class:`zoo.checkpoints.Checkpointer`.
+        checkpointer: the run's :class:`zoo.training.checkpoints.Checkpointer`.
         variables: the eager variables (``tf.Variable`` or ``keras.Variable``).
         batches: the training :class:`zoo.data.DataSet`.
         steps: the loop's length.
         batch_size: examples per step.
     """
-    from zoo.checkpoints import LoopCheckpoint
+    from zoo.training.checkpoints import LoopCheckpoint
 
     class EagerCheckpoint(LoopCheckpoint):
         def shapes(self):
@@ -194,7 +194,7 @@ def train_graph(initial, args, data, run):
     from zoo import training
     from zoo.models import autoencoder
     from zoo.models.autoencoder import LEARNING_RATE
-    from zoo.share import restore_by_name
+    from zoo.sharing.share import restore_by_name
 
     graph = tf.Graph()
     with graph.as_default():

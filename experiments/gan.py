@@ -216,7 +216,7 @@ def train_feature_classifier(args, data, run):
     import tensorflow as tf
 
     from zoo import training
-    from zoo.batches import GraphBatches
+    from zoo.data.batches import GraphBatches
     from zoo.models import mlp_classifier
 
     graph = tf.Graph()
@@ -312,7 +312,7 @@ def run_variant(variant, args, data, run, classifier, real):
     from tqdm import tqdm
 
     from zoo import training
-    from zoo.batches import GraphBatches
+    from zoo.data.batches import GraphBatches
     from zoo.models.gan import ARCHITECTURES, gan_update
 
     start = time.perf_counter()

@@ -39,7 +39,7 @@ import numpy as np
 
 from experiments.harness import classifiers, flags, rundir
 from layers.errors import RunInterrupted, ZooError
-from zoo import cluster_spec
+from zoo.parallel import cluster_spec
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
@@ -211,7 +211,7 @@ def check_memory(workers, meminfo="/proc/meminfo"):
 def task_of(args):
     """Returns ``(jobs, job, index)`` from --cluster/--job-name or TF_CONFIG, or None.
 
-    ``jobs`` is ``{job: [address]}`` (:func:`zoo.cluster_spec.parse`); nothing
+    ``jobs`` is ``{job: [address]}`` (:func:`zoo.parallel.cluster_spec.parse`); nothing
     here imports TensorFlow.
 
     Raises:
@@ -236,7 +236,7 @@ def run_task(args, hidden, jobs, job, index):
     """
     import tensorflow as tf
 
-    from zoo import distributed
+    from zoo.parallel import distributed
 
     v1 = tf.compat.v1
     cluster = distributed.parse_cluster(jobs)
@@ -295,7 +295,7 @@ def evaluate(args, hidden, checkpoint_dir, test):
     """Restores the chief's last checkpoint in a local graph; returns test figures."""
     import tensorflow as tf
 
-    from zoo import checkpoints
+    from zoo.training import checkpoints
 
     v1 = tf.compat.v1
     checkpoint, reader = checkpoints.open_tf_checkpoint(checkpoint_dir)
@@ -341,7 +341,7 @@ class Cluster:
     Args:
         args: the launcher's flags.
         run: the :class:`rundir.RunDir`.
-        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.cluster_spec`).
+        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.parallel.cluster_spec`).
         network: the :class:`PrivateNetwork` the tasks run in, or None
             (``--expose``: the machine's network).
     """
@@ -392,7 +392,7 @@ class Cluster:
                 often, or ``--timeout`` passed; the message names the task's log.
             PortInUseError: a task's port was taken.
         """
-        from zoo.distributed import PortInUseError
+        from zoo.parallel.distributed import PortInUseError
 
         deadline = time.monotonic() + self.args.timeout
         workers = {f"worker-{i}": i for i in range(self.args.workers)}
@@ -459,7 +459,7 @@ def open_network(args):
     Raises:
         ZooError: no private network namespace can be made here.
     """
-    from zoo.loopback import PrivateNetwork
+    from zoo.parallel.loopback import PrivateNetwork
 
     if args.expose:
         print(
@@ -481,7 +481,7 @@ def open_network(args):
 
 def check_resume(args, checkpoint_dir):
     """Refuses ``--resume`` to ``--steps`` the last checkpoint has already reached."""
-    from zoo import checkpoints
+    from zoo.training import checkpoints
 
     checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     step = 0
@@ -507,7 +507,7 @@ def launch(args):
         RunInterrupted: SIGINT/SIGTERM stopped the run (after the chief's
             checkpoint); the message holds the command that resumes.
     """
-    from zoo import distributed
+    from zoo.parallel import distributed
     from zoo.training import signals_caught
 
     run = rundir.run_dir(args, "ps")
@@ -545,7 +545,7 @@ def launch(args):
 
 def interrupted(run, signum):
     """Returns the :class:`RunInterrupted` of a launcher stopped by ``signum``."""
-    from zoo import checkpoints
+    from zoo.training import checkpoints
 
     checkpoint = checkpoints.latest_tf_checkpoint(run.file("checkpoints"))
     command = run.checkpointer.command

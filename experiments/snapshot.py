@@ -40,7 +40,7 @@ def build_step(current, past, learning_rate):
 
     Args:
         current: the live :class:`zoo.models.Classifier` (scope ``current``).
-        past: the :class:`zoo.state.Snapshot` of it.
+        past: the :class:`zoo.sharing.state.Snapshot` of it.
         learning_rate: Adam's learning rate.
 
     Returns:
@@ -49,7 +49,7 @@ def build_step(current, past, learning_rate):
     """
     import tensorflow as tf
 
-    from zoo.state import copy_scope
+    from zoo.sharing.state import copy_scope
 
     past_out = past.output
     log_current = tf.nn.log_softmax(current.logits)
@@ -121,9 +121,9 @@ def train(args, hidden, data, run):
     import tensorflow as tf
 
     from zoo import training
-    from zoo.files import atomic_write
     from zoo.models import mlp_classifier
-    from zoo.state import frozen_copy
+    from zoo.sharing.state import frozen_copy
+    from zoo.training.files import atomic_write
 
     v1 = tf.compat.v1
     probe = data.test.images[:PROBE_SIZE]

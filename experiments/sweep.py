@@ -1,7 +1,7 @@
 """A hyperparameter sweep of the MLP classifier in one graph, against one graph per point.
 
 The grid is learning rate x keep probability x L2 weight. The one-graph sweep builds
-the classifier once with its hyperparameters as :class:`zoo.hparams.HParams` inputs,
+the classifier once with its hyperparameters as :class:`zoo.HParams` inputs,
 finalizes the graph and, in one session, for each configuration updates the values and
 puts every variable back to the same starting weights. The naive sweep builds a new
 graph and session per configuration. Both train the same steps on the same batches, so
@@ -68,8 +68,8 @@ class Network:
     def __init__(self, hidden, seed, n_in=N_PIXELS, n_classes=N_CLASSES, **values):
         import tensorflow as tf
 
-        from zoo.hparams import HParams
         from zoo.models import mlp_classifier
+        from zoo.training.hparams import HParams
 
         v1 = tf.compat.v1
         self.graph = tf.Graph()
@@ -144,7 +144,7 @@ def run_configuration(network, config, data, args, setup_start, checkpointer=Non
         args: the parsed flags (``steps``, ``batch_size``).
         setup_start: ``time.perf_counter()`` when the setup of this configuration
             began; setup ends when the variables are re-initialized.
-        checkpointer: optional :class:`zoo.checkpoints.Checkpointer`; on
+        checkpointer: optional :class:`zoo.training.checkpoints.Checkpointer`; on
             ``--resume`` a finished configuration is restored, not trained again.
 
     Returns:
@@ -224,7 +224,7 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
 def real_list(check):
     """Returns a check: comma-separated numbers, each accepted by ``check``.
 
-    The grid's flags take the ranges of :data:`zoo.hparams.KINDS` (which
+    The grid's flags take the ranges of :data:`zoo.training.hparams.KINDS` (which
     ``HParams`` checks again), written as :func:`flags.real` checks so that a bad
     value is refused before TensorFlow starts.
     """

@@ -3,7 +3,7 @@
 :func:`zoo.models.bn_conv.bn_conv_classifier` (two 5x5 convolutions, each with
 batch norm, ReLU and 2x2 max-pooling, then a softmax read-out) is trained by
 momentum SGD on the cross-entropy summed over the batch, as ``--towers N`` towers
-(:func:`zoo.towers.data_parallel`): each tower reads ``batch / N`` examples on
+(:func:`zoo.parallel.towers.data_parallel`): each tower reads ``batch / N`` examples on
 its own device (a GPU, or one of N logical CPUs), all towers share one set of
 variables (tower 0 creates them, the others read them with ``reuse=True``) and
 one optimizer step applies their combined gradient. ``--batch-norm`` picks the
@@ -121,7 +121,7 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
     import tensorflow as tf
 
     from experiments.harness.train import train_variant
-    from zoo import towers as zoo_towers
+    from zoo.parallel import towers as zoo_towers
 
     kwargs = {"filters": flags.integers(args.filters), "batch_norm": mode != "none"}
     towers_loss = classifiers.towers_loss(mode, towers, kwargs["filters"])

@@ -7,14 +7,11 @@ Usage, in a package's ``__init__.py``::
     })
 
 ``from layers import Encoder`` imports ``layers.dense`` then; ``import
-layers.errors`` alone imports neither ``layers.dense`` nor TensorFlow. A name
-that is also a submodule's (``zoo.share``, the function, in ``zoo/share.py``)
-stays the exported name when the submodule is imported, as with eager imports.
+layers.errors`` alone imports neither ``layers.dense`` nor TensorFlow.
 """
 
 import importlib
 import sys
-import types
 
 
 def exports(package, modules):
@@ -37,21 +34,5 @@ def exports(package, modules):
     def __dir__():
         return names
 
-    sys.modules[package].__class__ = type(
-        "LazyPackage", (_KeepExported,), {"exported": frozenset(module_of)}
-    )
     return __getattr__, __dir__, names
 
-
-class _KeepExported(types.ModuleType):
-    """A package whose exported names are not replaced by same-named submodules."""
-
-    exported = frozenset()
-
-    def __setattr__(self, name, value):
-        is_submodule = isinstance(value, types.ModuleType) and value.__name__ == (
-            f"{self.__name__}.{name}"
-        )
-        if name in self.exported and is_submodule:
-            return  # the submodule stays in sys.modules; the package keeps the name
-        super().__setattr__(name, value)

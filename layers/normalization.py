@@ -103,7 +103,7 @@ class BatchNorm:
     ``tf.compat.v1.GraphKeys.UPDATE_OPS`` and to :attr:`updates`: run it with the
     training step (``zoo.training``'s loops do; see
     ``zoo.training.with_updates``). Eagerly and in ``tf.function`` (``zoo.share``,
-    ``zoo.keras.ZooLayer``) it runs with the call.
+    ``zoo.sharing.keras.ZooLayer``) it runs with the call.
 
     Args:
         inputs: float32 tensor [batch, ..., features], the feature width known.

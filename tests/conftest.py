@@ -14,7 +14,7 @@ from zoo.data import FILES, DataSet, write_idx
 
 tf = startup.import_tensorflow()  # as the experiments do: without its start-up lines
 
-from zoo.batches import GraphBatches  # noqa: E402
+from zoo.data.batches import GraphBatches  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"

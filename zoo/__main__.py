@@ -17,14 +17,14 @@ import os
 import sys
 
 from layers.errors import ZooError
-from zoo.inspect import (
+from zoo.models import MODELS
+from zoo.sharing.inspect import (
     format_table,
     inspect_checkpoint,
     inspect_model,
     parse_input,
     write_graph,
 )
-from zoo.models import MODELS
 
 
 def build_parser():

@@ -17,7 +17,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
 from zoo import training
-from zoo.batches import GraphBatches, batch_dataset
+from zoo.data.batches import GraphBatches, batch_dataset
 from zoo.models import autoencoder, mlp_classifier
 
 LEARNING_RATE = 0.1
@@ -76,7 +76,7 @@ def ours(case, train, args, source="graph", steps_per_run=1, xla=False, step=Non
         train: the training :class:`zoo.data.DataSet` (copied, so every
             contender starts at the same batch).
         args: the flags (session config, seed).
-        source: ``"graph"`` (:class:`zoo.batches.GraphBatches`, as the
+        source: ``"graph"`` (:class:`zoo.data.batches.GraphBatches`, as the
             autoencoder experiment does), ``"feed"`` (``next_batch`` through
             ``feed_dict``), or ``"fixed"`` (one batch held in a variable: no
             input cost at all); the first two run ``training.train_loop``.
@@ -126,7 +126,7 @@ class FixedBatch:
     """One batch held in variables, drawn again by every step: no input cost at all.
 
     It has what :func:`zoo.training.repeat_step` reads of a
-    :class:`zoo.batches.GraphBatches` (``images``, ``labels``, ``draw()``,
+    :class:`zoo.data.batches.GraphBatches` (``images``, ``labels``, ``draw()``,
     ``window``).
     """
 

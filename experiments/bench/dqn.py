@@ -13,7 +13,7 @@ steps, the hard target copied after each burst, epsilon-greedy acting):
 * ``plain``: the same agent written here as one would in TF2: a Keras 3
   ``Sequential`` online and target network, Keras' Adam (``global_clipnorm``),
   the burst as one ``tf.function`` looping over the K batches, acting through a
-  ``tf.function``, the numpy replay buffer of :mod:`zoo.replay`; timed over the
+  ``tf.function``, the numpy replay buffer of :mod:`zoo.rl.replay`; timed over the
   same loop (XLA on and off, the faster counts: its best settings).
 
 The rounds alternate (plain without XLA, plain with XLA, ours), and each
@@ -120,7 +120,7 @@ def plain(steps, seed, jit_compile):
     import keras
     import tensorflow as tf
 
-    from zoo.replay import ReplayBuffer
+    from zoo.rl.replay import ReplayBuffer
 
     r = RECIPE
     keras.utils.set_random_seed(seed)

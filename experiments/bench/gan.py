@@ -13,7 +13,7 @@ of :mod:`experiments.bench.contenders`, built for this step:
 * ``ours``: :func:`zoo.training.repeat_updates` of :func:`zoo.models.gan.gan_update`,
   ``--steps-per-run`` GAN steps per ``session.run``, uncompiled (the experiment's
   default, see ``compute_limit_no_xla``), over
-  :class:`zoo.batches.GraphBatches`; ``ours_one_step``, ``ours_feed_dict``,
+  :class:`zoo.data.batches.GraphBatches`; ``ours_one_step``, ``ours_feed_dict``,
   ``ours_graph_input`` as for the other models;
 * ``keras``, ``keras_spe``, ``keras_spe_xla``: a ``keras.Model`` whose own
   ``train_step`` does D's update then G's (as the Keras DCGAN example), the same

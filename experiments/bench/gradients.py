@@ -3,7 +3,7 @@
 Three measurements, written to ``bench.json`` in the run directory:
 
 * ``one_run``: every gradient of the Deep MNIST conv net fetched by ONE
-  ``session.run`` (:meth:`zoo.gradients.GradientStep.compute`) against the
+  ``session.run`` (:meth:`zoo.training.gradients.GradientStep.compute`) against the
   seed's loop that evaluates each gradient tensor on its own. Counter variables
   incremented where the forward pass reads the input and where the backward
   pass leaves the loss count the passes; ``RunMetadata`` step stats count the ops
@@ -137,7 +137,7 @@ def one_run_and_overhead(args, data):
     """Returns the ``one_run`` and ``step_overhead`` sections."""
     import tensorflow as tf
 
-    from zoo.gradients import GradientStep
+    from zoo.training.gradients import GradientStep
 
     v1 = tf.compat.v1
     with tf.Graph().as_default():

@@ -18,7 +18,7 @@ Contenders, each ``run(steps)``, timed in interleaved rounds by
 
 * ``ours_xla``, ``ours_no_xla``: the experiment's loop, ``--steps-per-run``
   steps per ``session.run`` (:func:`zoo.training.repeat_step`) over
-  :class:`zoo.batches.GraphBatches`, compiled with XLA or not (both
+  :class:`zoo.data.batches.GraphBatches`, compiled with XLA or not (both
   experiments take ``--xla``/``--no-xla``); ``ours_best`` is the faster of the two,
   as ``keras_best`` is Keras's fastest setting (``--quick``: the uncompiled
   contenders only);
@@ -50,7 +50,7 @@ from experiments.bench.contenders import (
     session_config,
 )
 from zoo import training
-from zoo.batches import GraphBatches
+from zoo.data.batches import GraphBatches
 from zoo.models import rnn_classifier
 from zoo.models.siamese import partners_in_batch, siamese
 

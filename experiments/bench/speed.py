@@ -5,7 +5,7 @@ For each model (the 784-625-784 autoencoder untied and tied, batch 128; the
 training images, in one process:
 
 * ``ours``: the graph built by ``zoo`` reading its batches from
-  :class:`zoo.batches.GraphBatches` (gathered in the graph, in the DataSet's
+  :class:`zoo.data.batches.GraphBatches` (gathered in the graph, in the DataSet's
   order, no ``feed_dict``), ``--steps-per-run`` steps per ``session.run``
   (:func:`zoo.training.repeat_step`), compiled with XLA unless ``--no-xla``,
   trained with ``training.train_loop`` as the autoencoder experiment does

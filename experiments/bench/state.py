@@ -1,7 +1,7 @@
 """Benchmark: copying a network's state in memory vs through numpy vs a checkpoint.
 
 For the MLP (784-625-625-10) and a 10x wider one (784-6250-6250-10), built under
-``src`` and snapshotted by :func:`zoo.state.frozen_copy`, measures the median time of
+``src`` and snapshotted by :func:`zoo.frozen_copy`, measures the median time of
 
 * ``sync``: the snapshot's sync op, snapshot built with ``use_resource=False``
   (ref variables overwritten in their own buffers);
@@ -9,7 +9,7 @@ For the MLP (784-625-625-10) and a 10x wider one (784-6250-6250-10), built under
   aliases the source and leaves the copy to the source's next write;
 * ``numpy_round_trip``: fetch every variable to numpy, then one assign per
   variable (the ``get_weights`` / ``assign`` pattern);
-* ``checkpoint``: ``Saver.save`` to local disk + :func:`zoo.state.restore_scope`;
+* ``checkpoint``: ``Saver.save`` to local disk + :func:`zoo.sharing.restore.restore_scope`;
 * ``memcpy``: ``numpy.copyto`` of the same bytes, the floor for any copy, and
   ``memcpy_between_steps``: the same between numpy stand-ins of the optimizer step
   (the caches as the syncs find them);
@@ -84,7 +84,8 @@ def bench_network(hidden, repeats, checkpoint_dir):
     import tensorflow as tf
 
     from zoo.models import mlp_classifier
-    from zoo.state import frozen_copy, restore_scope
+    from zoo.sharing.restore import restore_scope
+    from zoo.sharing.state import frozen_copy
 
     v1 = tf.compat.v1
     with tf.Graph().as_default():

@@ -2,9 +2,9 @@
 
 The model of ``experiments/towers.py`` (:func:`zoo.models.bn_conv.bn_conv_classifier`,
 filters 8 and 16) trains on a synthetic batch source (random images, in the
-graph: :class:`zoo.batches.GraphBatches`) with momentum SGD, 16 steps per
+graph: :class:`zoo.data.batches.GraphBatches`) with momentum SGD, 16 steps per
 ``session.run`` (:func:`zoo.training.repeat_step`), as 1 tower and as
-N towers (:func:`zoo.towers.data_parallel`: GPUs when present, else N logical
+N towers (:func:`zoo.parallel.towers.data_parallel`: GPUs when present, else N logical
 CPU devices of one session), without batch norm and with synchronized and
 per-tower batch norm. Every contender has its own graph and session, built
 first; then ``--rounds`` rounds run each contender in turn for at least
@@ -44,10 +44,10 @@ def build_contender(mode, towers, batch_size):
     import numpy as np
     import tensorflow as tf
 
-    from zoo import towers as zoo_towers
     from zoo import training
-    from zoo.batches import GraphBatches
     from zoo.data import DataSet
+    from zoo.data.batches import GraphBatches
+    from zoo.parallel import towers as zoo_towers
 
     rng = np.random.default_rng(0)
     images = rng.random((EXAMPLES, N_PIXELS), dtype=np.float32)

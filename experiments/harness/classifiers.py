@@ -44,7 +44,7 @@ def towers_loss(batch_norm, towers, filters):
     """Returns the loss of :func:`zoo.models.bn_conv.bn_conv_classifier` as towers.
 
     The model of ``experiments.towers`` and ``experiments.bench.towers``, built
-    by :func:`zoo.towers.data_parallel` under scope ``towers`` (the builder's
+    by :func:`zoo.parallel.towers.data_parallel` under scope ``towers`` (the builder's
     scope ``net`` inside it), its loss summed over the towers as over the batch.
 
     Args:
@@ -55,8 +55,8 @@ def towers_loss(batch_norm, towers, filters):
     Returns:
         ``loss_fn(images, labels) -> (loss, {"batch_accuracy": ...})``.
     """
-    from zoo import towers as zoo_towers
     from zoo.models.bn_conv import bn_conv_classifier
+    from zoo.parallel import towers as zoo_towers
 
     def model(images, labels):
         net = bn_conv_classifier(

@@ -37,7 +37,7 @@ from zoo.data import DATASETS, identify, load_mnist
 
 MAX_INT = 2**31 - 1
 MAX_REAL = 1e9
-# The most steps one session.run may take: zoo.batches.GraphBatches.DEFAULT_WINDOW
+# The most steps one session.run may take: zoo.data.batches.GraphBatches.DEFAULT_WINDOW
 # (not imported: it would start TensorFlow before the flags are checked).
 MAX_STEPS_PER_RUN = 256
 

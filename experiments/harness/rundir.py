@@ -25,7 +25,7 @@ import socket
 
 from experiments.harness import flags, record
 from layers.errors import ZooError
-from zoo.files import TEMPORARY_PREFIX, atomic_write, write_json
+from zoo.training.files import TEMPORARY_PREFIX, atomic_write, write_json
 
 LOCK = ".lock"
 _HELD = {}  # real path -> open, flocked lock file; released when the process exits
@@ -289,7 +289,7 @@ def run_dir(args, experiment, join=False):
     resume = bool(getattr(args, "resume", None))
     run = RunDir(path, getattr(args, "overwrite", False), resume=resume, lock=not join)
     if hasattr(args, "checkpoint_every"):
-        from zoo.checkpoints import Checkpointer
+        from zoo.training.checkpoints import Checkpointer
 
         run.command = record.resume_command(run.path)
         run.checkpointer = Checkpointer(

@@ -2,7 +2,7 @@
 
 Every ablation (autoencoder, siamese, RNN) trains each of its variants the same
 way, in :func:`train_variant`: a graph of its own seeded with ``--seed``, the
-training split in batches read inside the graph (:class:`zoo.batches.GraphBatches`,
+training split in batches read inside the graph (:class:`zoo.data.batches.GraphBatches`,
 from its first batch, so every variant sees the same batches), ``--steps-per-run``
 steps per ``session.run`` (:func:`zoo.training.repeat_step`) compiled with
 ``--xla``, the library loop with the run's checkpointer (``--resume``), then the
@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from experiments.harness import flags
 from zoo import training
-from zoo.batches import GraphBatches
+from zoo.data.batches import GraphBatches
 
 
 def train_variant(
@@ -68,8 +68,8 @@ def train_variant(
             (its numbers, and the numbers of its dicts, to TensorBoard too),
             ``shown`` whatever the figures need.
         log_period: steps between logged losses (fewer in short runs).
-        session_config: the session's ``ConfigProto`` (``zoo.towers.session_config``
-            for towers on logical CPUs), or None.
+        session_config: the session's ``ConfigProto`` (``zoo.parallel.towers
+            .session_config`` for towers on logical CPUs), or None.
 
     Returns:
         ``(result, shown)``: ``result`` holds the metrics, the trainable

@@ -716,7 +716,7 @@ def test_killed_run_resumes_to_the_same_results(reference, tmp_path, data_dir,
 
 def test_the_page_registers_its_builder_and_shares_the_reader(monkeypatch):
     import zoo.models
-    from zoo.inspect import inspect_model
+    from zoo.sharing.inspect import inspect_model
 
     builder = load_example_module("zoo.models.halves")
     monkeypatch.setitem(sys.modules, "zoo.models.halves", builder)

@@ -17,7 +17,8 @@ from experiments.harness import record, rundir
 from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
-from zoo import replay, training
+from zoo import training
+from zoo.rl import replay
 
 SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16"]
 SMALL += ["--train-every", "16", "--updates-per-train", "8", "--eval-episodes", "3"]

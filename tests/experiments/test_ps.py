@@ -20,7 +20,7 @@ import tensorflow as tf
 from experiments import ps
 from experiments.bench import gradients as bench_gradients
 from layers import ZooError
-from zoo import cluster_spec
+from zoo.parallel import cluster_spec
 
 WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
 

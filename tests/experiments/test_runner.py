@@ -23,10 +23,11 @@ import tensorflow as tf
 from experiments.harness import flags, record, rundir
 from layers.errors import ZooError
 from tests.conftest import edit_run_record, make_idx_dir
-from zoo import files, training
-from zoo.batches import GraphBatches
+from zoo import training
 from zoo.data import DataSet
+from zoo.data.batches import GraphBatches
 from zoo.models import autoencoder
+from zoo.training import files
 
 TOY = '''
 """A toy experiment: an MLP on 64 random examples, trained in --loops loops."""
@@ -684,6 +685,6 @@ def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
 
 
 def test_the_steps_per_run_bound_is_the_window_graph_batches_draw_from():
-    from zoo.batches import GraphBatches
+    from zoo.data.batches import GraphBatches
 
     assert flags.MAX_STEPS_PER_RUN == GraphBatches.DEFAULT_WINDOW  # written twice

@@ -20,22 +20,16 @@ def imported_after(code):
 
 
 def test_errors_and_data_load_without_tensorflow():
-    loaded = imported_after("import layers, zoo, layers.errors, zoo.data, zoo.files")
+    loaded = imported_after(
+        "import layers, zoo, layers.errors, zoo.data, zoo.training.files"
+    )
     assert "tensorflow" not in loaded and "keras" not in loaded
 
 
 def test_a_name_loads_its_module_on_first_use():
     loaded = imported_after("from layers import ZooError\nfrom zoo import HParams")
-    assert {"layers.errors", "zoo.hparams", "tensorflow"} <= loaded
+    assert {"layers.errors", "zoo.training.hparams", "tensorflow"} <= loaded
     assert "zoo.models" not in loaded  # HParams needs no model
-
-
-def test_an_exported_function_is_not_replaced_by_its_same_named_module():
-    import zoo
-    import zoo.share  # noqa: F401  (the module of the same name)
-    from zoo import share
-
-    assert callable(share) and zoo.share is share and share.__module__ == "zoo.share"
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -44,3 +38,15 @@ def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="module 'layers' has no attribute 'Nope'"):
         layers.Nope  # noqa: B018
     assert "Encoder" in dir(layers)
+
+
+def test_every_public_name_is_exported_from_the_top_level_package():
+    import zoo
+
+    missing = [name for name in zoo.__all__ if getattr(zoo, name, None) is None]
+    assert not missing
+    from zoo import ZooLayer, restore_scope, share  # whatever room they live in
+
+    assert ZooLayer.__module__ == "zoo.sharing.keras"
+    assert share.__module__ == "zoo.sharing.share"
+    assert restore_scope.__module__ == "zoo.sharing.restore"

@@ -8,8 +8,8 @@ import tensorflow as tf
 
 from layers import BatchNorm
 from zoo import training
-from zoo.keras import ZooLayer
-from zoo.share import share
+from zoo.sharing.keras import ZooLayer
+from zoo.sharing.share import share
 
 v1 = tf.compat.v1
 DECAY, EPSILON = 0.9, 1e-3

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from layers.errors import DataError, EagerError
-from zoo.batches import GraphBatches, batch_dataset
 from zoo.data import DataSet
+from zoo.data.batches import GraphBatches, batch_dataset
 
 
 def numbered(n, seed=0):

@@ -16,17 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layers.errors import DataError, ZooError
-from zoo.checkpoints import (
+from zoo.data import DataSet
+from zoo.parallel.distributed import train_worker
+from zoo.sharing.inspect import inspect_checkpoint
+from zoo.sharing.restore import restore_scope
+from zoo.sharing.share import restore_by_name
+from zoo.training.checkpoints import (
     Checkpointer,
     LoopCheckpoint,
     latest_tf_checkpoint,
     open_tf_checkpoint,
 )
-from zoo.data import DataSet
-from zoo.distributed import train_worker
-from zoo.inspect import inspect_checkpoint
-from zoo.share import restore_by_name
-from zoo.state import restore_scope
 
 N = 8
 FIELDS = ("step", "batch_size", "seed", "examples", "data", "rng", "logged", "seconds")

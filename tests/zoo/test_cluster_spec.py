@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from layers import ZooError
-from zoo import cluster_spec
+from zoo.parallel import cluster_spec
 
 
 def test_parse_accepts_string_json_and_dict():
@@ -76,7 +76,7 @@ def test_local_cluster_uses_distinct_loopback_ports():
 
 
 def test_importing_it_does_not_start_tensorflow():
-    probe = "import sys, zoo.cluster_spec\nprint('tensorflow' in sys.modules)"
+    probe = "import sys, zoo.parallel.cluster_spec\nprint('tensorflow' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )

@@ -9,8 +9,8 @@ import pytest
 
 from layers import DataError
 from tests.conftest import make_idx_dir
-from zoo import data
 from zoo.data import DataSet, identify, load_mnist, read_idx, write_idx
+from zoo.data import loaders as data
 
 
 def test_round_trip_raw_and_gz(tmp_path):

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from layers.errors import DataError
 from tests.conftest import make_idx_dir
-from zoo import data
 from zoo.data import FILES, load_mnist, read_idx, write_idx
+from zoo.data import loaders as data
 
 
 def fuzz(examples):

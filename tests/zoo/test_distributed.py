@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from layers import ZooError
-from zoo import cluster_spec, distributed
+from zoo.parallel import cluster_spec, distributed
 
 
 def test_parse_cluster_makes_the_clusterspec_of_the_checked_spec():

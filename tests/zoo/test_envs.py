@@ -4,7 +4,7 @@ import gymnasium
 import pytest
 
 from layers.errors import EnvError
-from zoo.envs import EnvSpec, check_env
+from zoo.rl.envs import EnvSpec, check_env
 
 
 def test_cartpole_is_described():

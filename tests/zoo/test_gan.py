@@ -12,10 +12,8 @@ import tensorflow as tf
 import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
 from zoo import training
-from zoo.batches import GraphBatches
 from zoo.data import DataSet
-from zoo.inspect import inspect_model
-from zoo.keras import ZooLayer
+from zoo.data.batches import GraphBatches
 from zoo.models.gan import (
     conv_generator,
     discriminator,
@@ -26,7 +24,9 @@ from zoo.models.gan import (
     resumable_noise,
     trainable_under,
 )
-from zoo.share import share
+from zoo.sharing.inspect import inspect_model
+from zoo.sharing.keras import ZooLayer
+from zoo.sharing.share import share
 
 v1 = tf.compat.v1
 SMALL = {"generator_hidden": (8,), "discriminator_hidden": (6,)}

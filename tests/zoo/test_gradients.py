@@ -8,7 +8,9 @@ import pytest
 import tensorflow as tf
 
 from layers import ShapeError, ZooError
-from zoo.gradients import (
+from zoo.models.conv import conv_classifier
+from zoo.models.mlp import mlp_classifier
+from zoo.training.gradients import (
     GradientStep,
     add_noise,
     average,
@@ -16,8 +18,6 @@ from zoo.gradients import (
     global_norm,
     scale,
 )
-from zoo.models.conv import conv_classifier
-from zoo.models.mlp import mlp_classifier
 
 v1 = tf.compat.v1
 SEED_NAMES = [

@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 
 from layers import EagerError, ZooError
-from zoo.hparams import HParams
 from zoo.models import mlp_classifier
+from zoo.training.hparams import HParams
 
 v1 = tf.compat.v1
 

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from layers import DataError, ZooError
 from zoo.__main__ import main
-from zoo.inspect import format_table, inspect_checkpoint, inspect_model
+from zoo.sharing.inspect import format_table, inspect_checkpoint, inspect_model
 
 v1 = tf.compat.v1
 

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from layers import ScopeError, ShapeError, ZooError
 from tests.zoo import tf1_code
-from zoo.keras import ZooLayer
+from zoo.sharing.keras import ZooLayer
 
 
 def sigmoid(z):

@@ -5,10 +5,10 @@ import pytest
 import tensorflow as tf
 
 from layers.errors import ShapeError, ZooError
-from zoo.inspect import inspect_model
 from zoo.models import dqn, q_network
 from zoo.models.qnet import huber
-from zoo.state import FROZEN_VARIABLES
+from zoo.sharing.inspect import inspect_model
+from zoo.sharing.state import FROZEN_VARIABLES
 
 v1 = tf.compat.v1
 NAMES = ["W_hid_1", "b_hid_1", "W_hid_2", "b_hid_2", "W_out", "b_out"]

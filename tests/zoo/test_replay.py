@@ -6,8 +6,7 @@ import pytest
 import tensorflow as tf
 
 from layers.errors import EnvError, ShapeError, ZooError
-from zoo.checkpoints import Checkpointer
-from zoo.replay import (
+from zoo.rl.replay import (
     REPLAY,
     ReplayBuffer,
     Rollout,
@@ -15,6 +14,7 @@ from zoo.replay import (
     episode_seed,
     evaluate,
 )
+from zoo.training.checkpoints import Checkpointer
 
 
 def test_replay_buffer_is_a_ring():

@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from layers import ScopeError, ShapeError, ZooError
 from tests.zoo import tf1_code
-from zoo.keras import ZooLayer
-from zoo.share import restore_by_name, share
-from zoo.state import restore_scope
+from zoo.sharing.keras import ZooLayer
+from zoo.sharing.restore import restore_scope
+from zoo.sharing.share import restore_by_name, share
 
 v1 = tf.compat.v1
 RENAME = {"net/": "tower/"}

@@ -9,7 +9,7 @@ import tensorflow as tf
 from layers import DataError, ScopeError, ShapeError
 from tests.zoo import tf1_code
 from zoo import autoencoder, mlp_classifier
-from zoo.share import restore_by_name, save_by_name, share
+from zoo.sharing.share import restore_by_name, save_by_name, share
 
 v1 = tf.compat.v1
 _scopes = itertools.count()

@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 
 from layers import ScopeError, ShapeError, ZooError
-from zoo import share
-from zoo.inspect import inspect_model, readers
-from zoo.keras import ZooLayer
 from zoo.models import embedding_tower, partners_in_batch, siamese
+from zoo import share
+from zoo.sharing.inspect import inspect_model, readers
+from zoo.sharing.keras import ZooLayer
 
 v1 = tf.compat.v1
 _scopes = itertools.count()

@@ -1,4 +1,4 @@
-"""zoo.state: the seed's sync example, soft updates, frozen copies, restore, eager."""
+"""zoo.sharing.state and restore: copies, soft updates, frozen copies, restores, eager."""
 
 import numpy as np
 import pytest
@@ -6,13 +6,13 @@ import tensorflow as tf
 
 from layers import DataError, EagerError, ScopeError, ShapeError, ZooError
 from zoo.models import mlp_classifier
-from zoo.state import (
+from zoo.sharing.restore import restore_scope
+from zoo.sharing.state import (
     FROZEN_VARIABLES,
     copy_scope,
     copy_variables,
     frozen_copy,
     frozen_template,
-    restore_scope,
 )
 
 v1 = tf.compat.v1

@@ -1,4 +1,4 @@
-"""zoo.towers: N towers on shared variables against one tower and against numpy."""
+"""zoo.parallel.towers: N towers on shared variables against one tower and against numpy."""
 
 import functools
 
@@ -9,10 +9,12 @@ from layers import Conv2D, ReadOut
 from layers.errors import ScopeError, ShapeError, ZooError
 from layers.normalization import BatchNorm, _current_settings
 from tests.conftest import tf
-from zoo import state, towers, training
-from zoo.batches import GraphBatches
-from zoo.checkpoints import Checkpointer
+from zoo import training
 from zoo.data import DataSet
+from zoo.data.batches import GraphBatches
+from zoo.parallel import towers
+from zoo.sharing import state
+from zoo.training.checkpoints import Checkpointer
 
 SIDE, CLASSES, BATCH = 4, 3, 8
 RNG = np.random.default_rng(0)

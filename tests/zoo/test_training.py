@@ -9,10 +9,10 @@ import tensorflow as tf
 from layers import BatchNorm
 from layers.errors import ScopeError, ZooError
 from zoo import training
-from zoo.batches import GraphBatches
-from zoo.checkpoints import Checkpointer
 from zoo.data import DataSet
+from zoo.data.batches import GraphBatches
 from zoo.models import autoencoder
+from zoo.training.checkpoints import Checkpointer
 
 OPTIMIZERS = {
     "adagrad": lambda: tf.compat.v1.train.AdagradOptimizer(0.1),

@@ -1,6 +1,6 @@
 """A user's own TF1 code, unchanged: a siamese tower shared with reuse=True, an L2 penalty.
 
-The tests hand these functions to ``zoo.keras.ZooLayer`` and ``zoo.share``.
+The tests hand these functions to ``zoo.sharing.keras.ZooLayer`` and ``zoo.share``.
 """
 
 import keras

@@ -8,7 +8,7 @@ subtracts it again and its ``beta`` takes its place (as in ResNet and DCGAN),
 and in float32 the bias makes data-parallel towers lose 40 times more to round-off
 (docs/towers.md). ``batch_norm=False`` is the ablation: the convolutions, with
 their biases ``conv1/b`` and ``conv2/b``, ReLU directly, no ``bn*`` scopes. The
-model of ``experiments/towers.py``, where :mod:`zoo.towers` builds it once per
+model of ``experiments/towers.py``, where :mod:`zoo.parallel.towers` builds it once per
 device.
 
 Usage::

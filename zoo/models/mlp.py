@@ -113,7 +113,7 @@ def check_keep_prob(owner, keep_prob):
     """Raises ZooError naming ``owner`` unless a numeric ``keep_prob`` is in (0, 1].
 
     None (no dropout) and tensors (checked where they are fed, e.g. by
-    :class:`zoo.hparams.HParams`) pass.
+    :class:`zoo.training.hparams.HParams`) pass.
     """
     if keep_prob is None or isinstance(keep_prob, tf.Tensor):
         return

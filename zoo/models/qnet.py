@@ -2,7 +2,7 @@
 
 The target network of DQN (Mnih et al. 2015) is the seed 002 pattern: the same
 builder under a second scope, read under ``tf.stop_gradient`` and synced from the
-live scope by :mod:`zoo.state`. :func:`dqn` builds both and one training op that
+live scope by :mod:`zoo.sharing.state`. :func:`dqn` builds both and one training op that
 takes the optimizer step, counts it, and then, every ``period`` updates, moves the
 target towards the online network by ``tau`` (1.0: a hard copy, as in DQN; small:
 Polyak averaging, as in DDPG), all inside the one ``session.run`` of the step;
@@ -31,9 +31,9 @@ import tensorflow as tf
 from layers import Dense
 from layers.dense import check_size
 from layers.errors import ZooError
-from zoo import training
 from zoo.models.parts import builder_scope, check_widths, hidden_stack, input_width
-from zoo.state import check_tau, copy_variables, frozen_copy
+from zoo.sharing.state import check_tau, copy_variables, frozen_copy
+from zoo.training.steps import check_clip_norm, repeat_step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +136,7 @@ class DQN:
     Attributes:
         online: the trained :class:`QNetwork` on the batch's observations (with
             ``updates_per_run`` > 1: on the first batch of the stack).
-        target: the :class:`zoo.state.Snapshot` of the online network on the next
+        target: the :class:`zoo.sharing.state.Snapshot` of the online network on the next
             observations (``.output`` a :class:`QNetwork`); None without a target
             network.
         greedy_action: [batch] argmax of the online values on ``observations``
@@ -203,11 +203,11 @@ def dqn(
     """Builds DQN's online and target networks, Huber TD loss, Adam step and sync.
 
     The online network is ``<scope>/online``; the target network
-    ``<scope>/target`` is a :func:`zoo.state.frozen_copy` of it (not trainable,
+    ``<scope>/target`` is a :func:`zoo.sharing.state.frozen_copy` of it (not trainable,
     read under ``tf.stop_gradient``). ``train_op`` takes one Adam step on the
     online variables, increments ``updates``, and when ``updates % period == 0``
     sets ``target := tau * online + (1 - tau) * target``
-    (:func:`zoo.state.copy_variables` inside a ``tf.cond``): no extra
+    (:func:`zoo.sharing.state.copy_variables` inside a ``tf.cond``): no extra
     ``session.run``. DQN's hard copy is ``period=C, tau=1``; Polyak averaging
     ``period=1, tau=0.005``. With ``target_network=False`` the TD target reads
     the online network itself (under ``tf.stop_gradient``).
@@ -299,7 +299,7 @@ def dqn(
         return synced[-1]
 
     # Outside the scope, so the slots are <scope>/online/W_hid_1/Adam, not doubled.
-    repeated = training.repeat_step(
+    repeated = repeat_step(
         td_loss,
         tf.compat.v1.train.AdamOptimizer(learning_rate),
         _Transitions(inputs, updates, updates_per_run),
@@ -424,7 +424,7 @@ def _sync_when_due(update_op, updates, online_variables, snapshot, period, tau):
     When it is, the branch of the ``tf.cond`` moves the target by ``tau``. The
     assign ops must be built inside the branch (an op built outside would run
     every step), where graph collections are out of reach: the copy goes through
-    :func:`zoo.state.copy_variables` with the variables themselves.
+    :func:`zoo.sharing.state.copy_variables` with the variables themselves.
     """
 
     def sync():
@@ -441,7 +441,7 @@ def _check_dqn_args(owner, period, tau, gamma, max_grad_norm, updates_per_run):
     check_period(owner, period)
     check_tau(owner, tau)
     check_gamma(owner, gamma)
-    training.check_clip_norm(owner, max_grad_norm)
+    check_clip_norm(owner, max_grad_norm)
     if (
         isinstance(updates_per_run, bool)
         or not isinstance(updates_per_run, int)

@@ -4,7 +4,7 @@ A :class:`Rollout` runs one gymnasium environment epsilon-greedily and stores
 every transition in its :class:`ReplayBuffer`; :class:`RolloutCheckpoint` saves
 the session's variables with the buffer, so :func:`zoo.training.run_steps`
 resumes an agent to the same numbers, mid-episode included. Check the
-environment first with :func:`zoo.envs.check_env`.
+environment first with :func:`zoo.rl.envs.check_env`.
 
 Usage::
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from layers.errors import EnvError, ShapeError, ZooError
 from zoo import training
-from zoo.checkpoints import SessionLoopCheckpoint
+from zoo.training.checkpoints import SessionLoopCheckpoint
 
 REPLAY = "replay/"
 """Prefix of the replay buffer's arrays inside a checkpoint."""
@@ -123,7 +123,7 @@ def evaluate(env_id, act, episodes, seed):
     so a policy is judged on starts it never trained on.
 
     Args:
-        env_id: a gymnasium id that :func:`zoo.envs.check_env` accepts.
+        env_id: a gymnasium id that :func:`zoo.rl.envs.check_env` accepts.
         act: ``act(observation)`` returns the action (e.g. the greedy one).
         episodes: number of episodes, an int >= 1.
         seed: the run's seed.
@@ -168,7 +168,7 @@ class Rollout:
     ``num_examples`` (the buffer's capacity) are checked on resume.
 
     Args:
-        env_id: a gymnasium id that :func:`zoo.envs.check_env` accepts.
+        env_id: a gymnasium id that :func:`zoo.rl.envs.check_env` accepts.
         seed: seeds exploration, replay draws and every episode's reset.
         capacity: the replay buffer's capacity.
         epsilon: ``(start, end, decay)``: epsilon falls linearly from ``start``
@@ -317,7 +317,7 @@ class Rollout:
 class RolloutCheckpoint(SessionLoopCheckpoint):
     """The session's variables plus a rollout's replay buffer in one checkpoint.
 
-    Its arguments are :class:`zoo.checkpoints.SessionLoopCheckpoint`'s, with the
+    Its arguments are :class:`zoo.training.checkpoints.SessionLoopCheckpoint`'s, with the
     :class:`Rollout` as ``batches``: its :meth:`Rollout.state` and buffer are
     saved and restored with the variables.
     """

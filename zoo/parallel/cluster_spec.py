@@ -7,7 +7,7 @@ as that dict, the same as JSON, a ``TF_CONFIG`` environment variable, or a
     ps=10.0.0.1:2222;worker=10.0.0.2:2222,10.0.0.3:2222
 
 Nothing here imports TensorFlow, so a command checks its cluster flags before
-TensorFlow starts; :mod:`zoo.distributed` makes the ``tf.train.ClusterSpec`` of
+TensorFlow starts; :mod:`zoo.parallel.distributed` makes the ``tf.train.ClusterSpec`` of
 such a dict and runs the tasks.
 
 Usage::

@@ -41,7 +41,7 @@ from tensorflow.python.ops import control_flow_util  # no public XLA-context tes
 
 from layers.errors import ScopeError, ShapeError, ZooError
 from layers.normalization import batch_statistics
-from zoo.training import loss_and_metrics
+from zoo.training.steps import loss_and_metrics
 
 BATCH_NORM_MODES = ("per-tower", "sync")
 LOSS_REDUCTIONS = ("mean", "sum")
@@ -98,7 +98,7 @@ def check_devices(session, towers):
         raise ZooError(
             f"towers: expected the devices {', '.join(wanted)} for {towers} towers, found "
             f"the session without {', '.join(missing)}; make the session with "
-            f"config=zoo.towers.session_config({towers})"
+            f"config=zoo.parallel.towers.session_config({towers})"
         )
 
 

@@ -8,9 +8,9 @@ a worker that dies and restarts finds the variables on the ps and goes on.
 
 TensorFlow's gRPC server listens on every interface, unauthenticated: a server
 starts only where loopback is the only interface (the launcher's private
-network, :mod:`zoo.loopback`) or with ``expose=True``. Every wait is bounded.
+network, :mod:`zoo.parallel.loopback`) or with ``expose=True``. Every wait is bounded.
 
-A cluster is read and checked without TensorFlow by :mod:`zoo.cluster_spec`
+A cluster is read and checked without TensorFlow by :mod:`zoo.parallel.cluster_spec`
 (a dict, JSON, ``TF_CONFIG`` or ``ps=h:p;worker=h:p,h:p``); :func:`parse_cluster`
 makes its ``tf.train.ClusterSpec``.
 
@@ -33,9 +33,9 @@ import time
 import tensorflow as tf
 
 from layers.errors import ZooError
-from zoo import cluster_spec
-from zoo.checkpoints import RunInterrupted, latest_tf_checkpoint
-from zoo.training import NonFiniteLossError, signals_caught
+from zoo.parallel import cluster_spec
+from zoo.training.checkpoints import RunInterrupted, latest_tf_checkpoint
+from zoo.training.loop import NonFiniteLossError, signals_caught
 
 v1 = tf.compat.v1
 
@@ -44,11 +44,11 @@ def parse_cluster(spec):
     """Returns the ``tf.train.ClusterSpec`` that ``spec`` describes.
 
     Args:
-        spec: as :func:`zoo.cluster_spec.parse` takes it: a dict, JSON, or
+        spec: as :func:`zoo.parallel.cluster_spec.parse` takes it: a dict, JSON, or
             ``"ps=host:port,...;worker=host:port,..."``.
 
     Raises:
-        ZooError: as :func:`zoo.cluster_spec.parse`.
+        ZooError: as :func:`zoo.parallel.cluster_spec.parse`.
     """
     return tf.train.ClusterSpec(cluster_spec.parse(spec))
 
@@ -59,7 +59,7 @@ def start_server(cluster, job, index, expose=False):
     TensorFlow's gRPC server listens on every interface of its port (``[::]``)
     without authentication, whatever host the cluster names. So unless
     ``expose`` is set, the task must run where loopback is the only interface
-    (the private network namespace the launcher makes, see :mod:`zoo.loopback`).
+    (the private network namespace the launcher makes, see :mod:`zoo.parallel.loopback`).
 
     Sets ``GRPC_FAIL_FAST=true`` in this process unless already set: TensorFlow's
     calls to a dead task then fail at once instead of waiting for it forever
@@ -297,7 +297,7 @@ def train_worker(
         checkpoint_dir: where the chief writes checkpoints, and restores the
             last one from when it (re)starts; every worker first refuses a
             ``checkpoint`` file there that leads outside it
-            (:func:`zoo.checkpoints.latest_tf_checkpoint`).
+            (:func:`zoo.training.checkpoints.latest_tf_checkpoint`).
         checkpoint_every: chief checkpoint period in global steps.
         startup_timeout: seconds to wait for the ps (at start and before every
             re-created session), and for the chief's initialisation; also the

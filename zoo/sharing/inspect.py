@@ -28,8 +28,8 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
-from zoo.checkpoints import open_tf_checkpoint
 from zoo.models import get_model
+from zoo.training.checkpoints import open_tf_checkpoint
 
 # Width of each tensor argument a registered builder takes (MNIST: 784 pixels, 10
 # classes; a GAN's noise: 64; the two images of a siamese pair).
@@ -116,7 +116,7 @@ def build_model(name, tied=None, inputs=None, **builder_kwargs):
         raise ZooError(
             f"{name}: expected a width for every tensor argument, found none for "
             f"{unknown}; pass --input {unknown[0]}=WIDTH (or WIDTH:int32), or add it to "
-            "zoo.inspect.INPUT_WIDTHS"
+            "zoo.sharing.inspect.INPUT_WIDTHS"
         )
     graph = tf.Graph()
     with graph.as_default():
@@ -256,7 +256,7 @@ def inspect_checkpoint(path, model_rows=()):
     Raises:
         DataError: no readable checkpoint at ``path``; ZooError: a directory whose
             ``checkpoint`` file leads outside it (both from
-            :func:`zoo.checkpoints.open_tf_checkpoint`).
+            :func:`zoo.training.checkpoints.open_tf_checkpoint`).
     """
     _, reader = open_tf_checkpoint(path)
     shapes = reader.get_variable_to_shape_map()

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import DataError, RunInterrupted, ZooError
-from zoo.files import atomic_write, write_json
+from zoo.training.files import atomic_write, write_json
 
 PARTIAL = "partial.json"
 _STATE = "__state__"
@@ -324,8 +324,8 @@ def _read_checkpoint(path):
             return values, state
         problem = f"a state without {', '.join(missing)}"
     raise ZooError(
-        f"{path}: expected a checkpoint written by zoo.checkpoints, found {problem}; start "
-        "a new run with --overwrite"
+        f"{path}: expected a checkpoint written by zoo.training.checkpoints, found "
+        f"{problem}; start a new run with --overwrite"
     )
 
 
@@ -409,7 +409,8 @@ def _check_state(path, state, examples):
     problem = _state_problem(state, examples)
     if problem:
         raise ZooError(
-            f"{path}: expected a checkpoint written by zoo.checkpoints, found {problem}; "
+            f"{path}: expected a checkpoint written by zoo.training.checkpoints, found "
+            f"{problem}; "
             "the file is corrupt or of other data: start a new run with --overwrite"
         )
 

@@ -38,9 +38,10 @@ from tensorflow.python.ops import variable_scope as _vs
 from layers.base import read_only
 from layers.errors import ScopeError
 from layers.variables import full_name
-from zoo.checkpoints import open_tf_checkpoint
 from zoo.models.parts import AUTO_REUSE, check_scope_args
-from zoo.state import checkpoint_slots, plan_restore, variable_slot
+from zoo.sharing.restore import checkpoint_slots, plan_restore
+from zoo.sharing.state import variable_slot
+from zoo.training.checkpoints import open_tf_checkpoint
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.
 _STORES = weakref.WeakValueDictionary()
@@ -331,12 +332,12 @@ def restore_by_name(
             what matches and leaves the rest, listed in the returned report.
 
     Returns:
-        The :class:`zoo.state.RestoreReport` (``print`` it to see it).
+        The :class:`zoo.sharing.restore.RestoreReport` (``print`` it to see it).
 
     Raises:
         DataError: no readable checkpoint at ``path``; ZooError: a directory whose
             ``checkpoint`` file leads outside it (both from
-            :func:`zoo.checkpoints.open_tf_checkpoint`).
+            :func:`zoo.training.checkpoints.open_tf_checkpoint`).
         ScopeError: strict, a variable has no entry of its name in the checkpoint;
             a renaming map that gives two entries one name or matches nothing.
         ShapeError: strict, an entry has another shape than its variable.

@@ -14,7 +14,7 @@ so ``layer.losses`` holds it once per variable and ``fit`` adds it to the loss.
 Usage::
 
     import keras
-    from zoo.keras import ZooLayer
+    from zoo.sharing.keras import ZooLayer
 
     model = keras.Sequential([keras.Input((784,)), ZooLayer("autoencoder", tied=True)])
     model.compile(keras.optimizers.Adagrad(0.1), "binary_crossentropy")
@@ -36,7 +36,7 @@ import tensorflow as tf
 
 from layers.errors import ShapeError, ZooError
 from zoo.models import get_model
-from zoo.share import (
+from zoo.sharing.share import (
     call_builder,
     new_variable_error,
     recording_getter,
@@ -64,7 +64,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
     Args:
         owner: the layer's name, for messages.
         builder: a zoo builder or any get_variable function (see
-            :func:`zoo.share.call_builder`).
+            :func:`zoo.sharing.share.call_builder`).
         input_shapes: one shape per tensor argument, batch first.
         scope: the scope to build under, or None.
         dtype: the dtype of the scratch inputs.
@@ -199,7 +199,7 @@ class ZooLayer(keras.layers.Layer):
     def tf1_variables(self):
         """TF1 name -> the ``tf.Variable`` behind each weight, for checkpoints by name.
 
-        ``zoo.share.restore_by_name(layer.tf1_variables, "tf1.ckpt")`` loads a TF1
+        ``zoo.sharing.share.restore_by_name(layer.tf1_variables, "tf1.ckpt")`` loads a TF1
         program's checkpoint into the layer; ``save_by_name`` writes one.
         """
         weights = zip(self._names, self.weights, strict=True)

@@ -11,8 +11,8 @@ This file runs as a script in a fresh interpreter (``python -I loopback.py``),
 which is single-threaded as ``unshare``/``setns`` of a user namespace require;
 it imports only the standard library::
 
-    python -I zoo/loopback.py hold PARENT_PID          # make the namespace, keep it
-    python -I zoo/loopback.py join HOLDER_PID -- CMD   # run CMD inside it
+    python -I zoo/parallel/loopback.py hold PARENT_PID        # make the namespace, keep it
+    python -I zoo/parallel/loopback.py join HOLDER_PID -- CMD # run CMD inside it
 
 ``hold`` prints ``ready`` once the namespace is up, then waits until process
 ``PARENT_PID`` is gone (or is no longer its parent) and exits.

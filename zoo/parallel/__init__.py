@@ -1,0 +1,7 @@
+"""Training on several devices or processes over one set of variables.
+
+- ``towers``: data-parallel towers on shared variables (GPUs or logical CPUs).
+- ``distributed``: asynchronous parameter-server training on TensorFlow's runtime.
+- ``cluster_spec``: cluster specs (flags, ``TF_CONFIG``, free local ports).
+- ``loopback``: a private loopback network for a local cluster.
+"""

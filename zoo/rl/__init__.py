@@ -1,0 +1,1 @@
+"""Reinforcement learning: replay buffer and rollout, environments."""
