@@ -8,7 +8,8 @@
   inspector, scope-to-scope copies and snapshots, restores by scope.
 - ``zoo.parallel``: data-parallel towers, the parameter-server runtime, cluster
   specs, the private loopback network.
-- ``zoo.rl``: replay buffer and rollout, environments.
+- ``zoo.rl``: replay buffer and rollout, environments, the DQN update, the burst
+  runner, return statistics.
 
 Every public name is exported here too (``from zoo import ZooLayer, share,
 restore_scope``), whatever room it lives in. Importing this package changes
@@ -42,5 +43,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.sharing.restore": ("restore_scope",),
         "zoo.parallel.towers": ("data_parallel",),
         "zoo.rl.replay": ("ReplayBuffer", "Rollout"),
+        "zoo.rl.dqn": ("DQNUpdate", "Transitions", "dqn_update"),
+        "zoo.rl.bursts": ("BurstRunner", "linear_decay"),
     },
 )  # fmt: skip

@@ -137,7 +137,8 @@ def test_restore_refuses_an_environment_that_does_not_replay():
 
 
 def test_rollout_refuses_a_bad_epsilon():
-    with pytest.raises(ZooError, match=r"run: expected epsilon \(start, end, decay\)"):
+    with pytest.raises(ZooError, match=r"run: expected epsilon.s decay \(environment steps\) to "
+                       r"be an int >= 1, found 0; pass epsilon=\(start, end, decay\)"):
         Rollout("CartPole-v1", 0, 8, epsilon=(1.0, 0.01, 0), name="run")
 
 

@@ -8,7 +8,7 @@ from zoo.models.conv_autoencoder import conv_autoencoder
 from zoo.models.gan import GAN, Discriminator, Generator, discriminator, gan, generator
 from zoo.models.mlp import Average, mlp_classifier, model_average
 from zoo.models.parts import Autoencoder, Classifier
-from zoo.models.qnet import DQN, QNetwork, dqn, q_network
+from zoo.models.qnet import QNetwork, q_network
 from zoo.models.rnn import GRUStep, Recurrent, gru_step, rnn_classifier
 from zoo.models.siamese import (
     Siamese,
@@ -54,7 +54,6 @@ __all__ = [
     "Discriminator",
     "GAN",
     "Generator",
-    "DQN",
     "QNetwork",
     "autoencoder",
     "bn_conv_classifier",
@@ -63,7 +62,6 @@ __all__ = [
     "discriminator",
     "gan",
     "generator",
-    "dqn",
     "get_model",
     "mlp_classifier",
     "model_average",

@@ -2,12 +2,14 @@
 
 :func:`check_env` tells whether an id names an environment with flat observations
 and discrete actions, and returns their sizes. It imports gymnasium, not
-TensorFlow, so a command can check its ``--env`` flag before TensorFlow starts.
+TensorFlow, so a command checks its ``--env`` flag (:func:`env_problem`) before
+TensorFlow starts.
 
 Usage::
 
     spec = check_env("CartPole-v1")    # EnvSpec(n_observations=4, n_actions=2, ...)
     q = q_network(x, n_actions=spec.n_actions)
+    p.add_argument("--env", check=env_problem)   # a flag of experiments.harness.flags
 """
 
 import collections
@@ -67,3 +69,26 @@ def check_env(env_id):
         return EnvSpec(observations.shape[0], int(actions.n), env.spec.reward_threshold)
     finally:
         env.close()
+
+
+def env_problem(env_id, threshold=False):
+    """What is wrong with ``env_id`` as a flag's value, or None: a command's check.
+
+    Args:
+        env_id: what the flag holds.
+        threshold: also require a ``reward_threshold`` (what solved means).
+
+    Returns:
+        None, or ``"expected X, found Y; fix"``: :func:`check_env`'s message
+        without the leading id (the flag's name stands there).
+    """
+    try:
+        spec = check_env(env_id)
+    except EnvError as err:
+        return str(err).removeprefix(f"{env_id}: ")
+    if threshold and spec.reward_threshold is None:
+        return (
+            f"expected an environment with a reward_threshold (what solved means), found "
+            f"none for {env_id}; pick one that has it, such as CartPole-v1"
+        )
+    return None

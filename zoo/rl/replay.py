@@ -2,29 +2,28 @@
 
 A :class:`Rollout` runs one gymnasium environment epsilon-greedily and stores
 every transition in its :class:`ReplayBuffer`; :class:`RolloutCheckpoint` saves
-the session's variables with the buffer, so :func:`zoo.training.run_steps`
-resumes an agent to the same numbers, mid-episode included. Check the
-environment first with :func:`zoo.rl.envs.check_env`.
+the session's variables with the buffer, so the training loop resumes an agent
+to the same numbers, mid-episode included. Check the environment first with
+:func:`zoo.rl.envs.check_env`; train with :class:`zoo.rl.bursts.BurstRunner`,
+which takes the environment steps and the updates in turn.
 
 Usage::
 
     rollout = Rollout("CartPole-v1", seed=0, capacity=10000)
     checkpoints = RolloutCheckpoint(checkpointer, checkpointer.next_path("agent"),
                                     session, rollout, "agent", steps, batch_size)
-
-    def run_step(count, with_loss):
-        rollout.step(lambda observation: greedy(observation[None])[0])
-        loss = train(*rollout.sample(batch_size))
-        ...
-
-    training.run_steps(run_step, steps, checkpoints)
+    runner = BurstRunner(session, agent, rollout, batch_size=64, train_every=256)
+    runner.train(steps, checkpoints)
+    returns = evaluate("CartPole-v1", runner.act, episodes=20, seed=0)
 """
 
+import contextlib
 import time
 
 import gymnasium
 import numpy as np
 
+from layers.checks import int_problem, probability_problem, require
 from layers.errors import EnvError, ShapeError, ZooError
 from zoo import training
 from zoo.training.checkpoints import SessionLoopCheckpoint
@@ -51,12 +50,8 @@ class ReplayBuffer:
     """
 
     def __init__(self, capacity, n_observations):
-        for what, value in (("capacity", capacity), ("n_observations", n_observations)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ZooError(
-                    f"ReplayBuffer: expected {what} to be an int >= 1, found {value!r}; "
-                    "pass a positive int"
-                )
+        for name, value in (("capacity", capacity), ("n_observations", n_observations)):
+            require("ReplayBuffer", int_problem(value, name=name), "pass a positive int")
         self.arrays = {
             "observations": np.zeros((capacity, n_observations), np.float32),
             "actions": np.zeros(capacity, np.int64),
@@ -134,11 +129,7 @@ def evaluate(env_id, act, episodes, seed):
     Raises:
         ZooError: ``episodes`` is not an int >= 1.
     """
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ZooError(
-            f"evaluate: expected episodes to be an int >= 1, found {episodes!r}; pass "
-            "e.g. 20"
-        )
+    require("evaluate", int_problem(episodes, name="episodes"), "pass e.g. 20")
     env = gymnasium.make(env_id)
     returns = []
     try:
@@ -181,10 +172,8 @@ class Rollout:
         replay: the :class:`ReplayBuffer`.
         observation: the observation the next step acts on.
         returns, ends: each finished episode's return and last environment step.
-        seconds: time spent per part: ``act``, ``env``, ``replay``, ``train``
-            (the caller adds its training time there).
-        greedy_next: the greedy action for ``observation`` when the caller
-            already has it (see :meth:`step`), else None.
+        seconds: time spent per part: ``act``, ``env``, ``replay``, and ``train``
+            (what the trainer times with :meth:`timed`); kept in checkpoints.
 
     Raises:
         ZooError: ``epsilon`` is not two probabilities and a positive int.
@@ -194,11 +183,15 @@ class Rollout:
         self, env_id, seed, capacity, epsilon=(1.0, 0.01, 5000), name="rollout", writer=None
     ):
         start, end, decay = epsilon
-        if not (0 <= start <= 1 and 0 <= end <= 1 and isinstance(decay, int) and decay > 0):
-            raise ZooError(
-                f"{name}: expected epsilon (start, end, decay) with start and end in "
-                f"[0, 1] and decay an int >= 1, found {epsilon!r}; pass such a triple"
-            )
+        fix = (
+            f"pass epsilon=(start, end, decay) such as (1.0, 0.01, 5000), found {epsilon!r}"
+        )
+        for problem in (
+            probability_problem(start, zero=True, name="epsilon's start"),
+            probability_problem(end, zero=True, name="epsilon's end"),
+            int_problem(decay, name="epsilon's decay (environment steps)"),
+        ):
+            require(name, problem, fix)
         self.env = gymnasium.make(env_id)
         self.seed, self.name, self.writer = seed, name, writer
         self.n_actions = int(self.env.action_space.n)
@@ -208,13 +201,21 @@ class Rollout:
         self.rng = np.random.default_rng(seed)
         self.env_steps, self.returns, self.ends = 0, [], []
         self.seconds = dict.fromkeys(("act", "env", "replay", "train"), 0.0)
-        self.greedy_next = None
         self._start_episode()
 
     def _start_episode(self):
         self.actions, self.episode_return = [], 0.0
         seed = episode_seed(self.seed, len(self.returns))
         self.observation, _ = self.env.reset(seed=seed)
+
+    @contextlib.contextmanager
+    def timed(self, part):
+        """Adds the time spent in the ``with`` block to ``seconds[part]``."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[part] += time.perf_counter() - began
 
     def epsilon_now(self):
         """Returns epsilon at the current environment step (linear decay)."""
@@ -225,25 +226,18 @@ class Rollout:
         """Takes one epsilon-greedy environment step and stores its transition.
 
         Args:
-            act: ``act(observation)`` returns the greedy action; not called when
-                ``greedy_next`` holds it already (set by a training step that
-                just ran on the current observation).
+            act: ``act(observation)`` returns the greedy action; called only when
+                the step does not explore.
         """
-        began = time.perf_counter()
-        greedy, self.greedy_next = self.greedy_next, None
-        if self.rng.random() < self.epsilon_now():
-            action = int(self.rng.integers(self.n_actions))
-        elif greedy is not None:
-            action = greedy
-        else:
-            action = int(act(self.observation))
-        acted = time.perf_counter()
-        next_observation, reward, terminated, truncated, _ = self.env.step(action)
-        stepped = time.perf_counter()
-        self.replay.add(self.observation, action, reward, next_observation, terminated)
-        self.seconds["act"] += acted - began
-        self.seconds["env"] += stepped - acted
-        self.seconds["replay"] += time.perf_counter() - stepped
+        with self.timed("act"):
+            if self.rng.random() < self.epsilon_now():
+                action = int(self.rng.integers(self.n_actions))
+            else:
+                action = int(act(self.observation))
+        with self.timed("env"):
+            next_observation, reward, terminated, truncated, _ = self.env.step(action)
+        with self.timed("replay"):
+            self.replay.add(self.observation, action, reward, next_observation, terminated)
         self.actions.append(action)
         self.episode_return += float(reward)
         self.env_steps += 1
@@ -258,16 +252,13 @@ class Rollout:
                     self.episode_return,
                     self.env_steps,
                 )
-            began = time.perf_counter()
-            self._start_episode()
-            self.seconds["env"] += time.perf_counter() - began
+            with self.timed("env"):
+                self._start_episode()
 
     def sample(self, batch_size):
         """Returns a uniformly drawn batch of transitions (timed as ``replay``)."""
-        began = time.perf_counter()
-        batch = self.replay.sample(self.rng, batch_size)
-        self.seconds["replay"] += time.perf_counter() - began
-        return batch
+        with self.timed("replay"):
+            return self.replay.sample(self.rng, batch_size)
 
     def close(self):
         """Closes the environment."""
@@ -296,7 +287,6 @@ class Rollout:
                 (the environment is not deterministic given its reset seed).
         """
         self.rng.bit_generator.state = state["rng"]
-        self.greedy_next = None  # recomputed by act(): same weights, same observation
         self.env_steps, self.seconds = state["env_steps"], dict(state["seconds"])
         self.returns, self.ends = list(state["returns"]), list(state["ends"])
         self.replay.position, self.replay.size = state["position"], state["size"]
