@@ -51,7 +51,7 @@ RECIPE = {
     "buffer_size": 100000,
     "learning_starts": 1000,
     "train_every": 256,
-    "updates_per_train": 128,
+    "updates_per_run": 128,
     "gamma": 0.99,
     "epsilon": (1.0, 0.04, 8000),
 }
@@ -184,7 +184,7 @@ def plain(steps, seed, jit_compile):
     observation, _ = env.reset(seed=seed)
     env_steps, episode = 0, 0
     began, cpu = time.perf_counter(), time.process_time()
-    for update in range(0, steps, r["updates_per_train"]):
+    for update in range(0, steps, r["updates_per_run"]):
         warm_up = max(r["learning_starts"] - env_steps, 0)
         for _ in range(warm_up + r["train_every"]):
             epsilon = end + (start - end) * max(0.0, 1.0 - env_steps / decay)
@@ -199,7 +199,7 @@ def plain(steps, seed, jit_compile):
             if terminated or truncated:
                 episode += 1
                 observation, _ = env.reset(seed=seed * 100003 + episode)
-        count = min(r["updates_per_train"], steps - update)
+        count = min(r["updates_per_run"], steps - update)
         batch = replay.sample(rng, count * r["batch_size"])
         burst(*(a.reshape(count, r["batch_size"], *a.shape[1:]) for a in batch))
         sync()

@@ -141,7 +141,7 @@ EXPERIMENTS = (
         "experiments.dqn",
         argv=("--variant", "polyak", "--seeds", "2", "--jobs", "2", "--steps", "30",
               "--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16",
-              "--train-every", "16", "--updates-per-train", "8",  # checkpoints (every
+              "--train-every", "16", "--updates-per-run", "8",  # checkpoints (every
               "--profile-calls", "0", "--checkpoint-every", "10"),  # 10) inside bursts
         figures=("returns.png",),
     ),

@@ -1,5 +1,6 @@
-"""The DQN experiment: episode statistics, bad flags (before TensorFlow), a quick run,
-resume. The replay buffer and rollout are tested in tests/zoo/test_replay.py."""
+"""The DQN experiment: bad flags (before TensorFlow), --quick, a quick run, resume.
+The library it runs on is tested in tests/zoo/: test_replay.py, test_bursts.py,
+test_returns.py, test_dqn_update.py."""
 
 import json
 import math
@@ -21,28 +22,7 @@ from zoo import training
 from zoo.rl import replay
 
 SMALL = ["--learning-starts", "40", "--buffer-size", "500", "--hidden", "16,16"]
-SMALL += ["--train-every", "16", "--updates-per-train", "8", "--eval-episodes", "3"]
-
-
-def test_returns_summary_counts_from_the_hundredth_episode():
-    returns = [10.0] * 99 + [500.0] * 101
-    ends = list(range(1, 201))
-    summary = dqn.summarize_returns(returns, ends, 475)
-    means = dqn.rolling_means(returns)
-    assert means[98] is None and means[99] == pytest.approx((99 * 10 + 500) / 100)
-    first = next(i for i, m in enumerate(means) if m is not None and m >= 475)
-    assert first == 193  # episodes 94..193: 95 at 500, 5 at 10, mean 475.5
-    assert summary["steps_to_threshold"] == ends[first]
-    assert summary["last_100_mean"] == 500.0 and summary["solved"]
-    assert summary["lowest_100_mean_after_threshold"] == pytest.approx(475.5)
-    assert dqn.summarize_returns([20.0] * 50, list(range(50)), 475)["solved"] is False
-
-
-def test_curve_is_the_running_mean_at_each_step():
-    run = {"episode_end_steps": [10, 30, 35], "episode_returns": [10.0, 20.0, 5.0]}
-    values = dqn.curve(run, np.array([5, 10, 29, 30, 40]))
-    assert np.isnan(values[0])
-    assert values[1:].tolist() == [10.0, 10.0, 15.0, 35.0 / 3]
+SMALL += ["--train-every", "16", "--updates-per-run", "8", "--eval-episodes", "3"]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +43,7 @@ def test_curve_is_the_running_mean_at_each_step():
         (["--learning-starts", "-1"], r"--learning-starts: expected a count >= 0"),
         (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number > 0"),
         (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number >= 0"),  # noqa: E501
-        (["--updates-per-train", "0"], r"--updates-per-train: expected a positive integer"),
+        (["--updates-per-run", "0"], r"--updates-per-run: expected a positive integer"),
         (["--variant", "triple"], r"--variant: invalid choice: 'triple'"),
     ],
 )  # fmt: skip
@@ -113,11 +93,36 @@ def test_resume_with_other_flags_is_refused(tmp_path):
     assert sorted(os.listdir(out)) == [".lock", "run.json"]
 
 
+def test_resume_may_use_other_jobs_and_profile_calls(tmp_path):
+    out = str(tmp_path / "run")
+    rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
+    args = dqn.parse(["--resume", out, "--jobs", "2", "--profile-calls", "0"])
+    assert (args.tau, args.jobs, args.profile_calls) == (0.02, 2, 0)
+
+
+def test_quick_lowers_the_defaults_and_keeps_the_flags_given():
+    quick = dqn.parse(["--quick", "--learning-starts", "1000"])
+    assert quick.learning_starts == 1000  # given: kept
+    assert {
+        name: getattr(quick, name) for name in dqn.QUICK if name != "learning_starts"
+    } == {name: value for name, value in dqn.QUICK.items() if name != "learning_starts"}
+    assert quick.steps == 256
+    full = dqn.parse([])
+    assert (full.seeds, full.learning_starts, full.steps) == (5, 1000, 24576)
+
+
+def test_settings_are_the_flags_that_shape_the_numbers():
+    settings = dqn.settings(dqn.parse(["--hidden", "16,8"]))
+    assert {"steps", "seed", "seeds", "updates_per_run", "threads", "env"} <= set(settings)
+    assert not {"jobs", "profile_calls", "checkpoint_every", "out", "quick"} & set(settings)
+    assert settings["hidden"] == [16, 8]
+
+
 @pytest.mark.slow
 def test_quick_run_writes_every_output(tmp_path):
     out = tmp_path / "run"
     argv = ["--quick", "--seeds", "1", "--steps", "20", "--out", str(out), *SMALL]
-    argv += ["--updates-per-train", "1"]  # no loop to build: the other tests run bursts
+    argv += ["--updates-per-run", "1"]  # no loop to build: the other tests run bursts
     assert dqn.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["experiment"] == "dqn" and results["env"] == "CartPole-v1"

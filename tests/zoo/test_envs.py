@@ -4,7 +4,8 @@ import gymnasium
 import pytest
 
 from layers.errors import EnvError
-from zoo.rl.envs import EnvSpec, check_env
+from zoo.rl import envs
+from zoo.rl.envs import EnvSpec, check_env, env_problem
 
 
 def test_cartpole_is_described():
@@ -41,3 +42,15 @@ def test_an_environment_that_cannot_be_made_is_refused(monkeypatch):
         "DependencyNotInstalled: box2d",
     ):
         check_env("CartPole-v1")
+
+
+def test_env_problem_is_a_flag_check(monkeypatch):
+    assert env_problem("CartPole-v1", threshold=True) is None
+    assert env_problem("CartPol-v1").startswith("expected a gymnasium environment id")
+    assert env_problem("Pendulum-v1").startswith("expected flat Box observations")
+    monkeypatch.setattr(envs, "check_env", lambda env_id: EnvSpec(4, 2, None))
+    assert env_problem("Unsolvable-v0") is None
+    assert env_problem("Unsolvable-v0", threshold=True) == (
+        "expected an environment with a reward_threshold (what solved means), found none "
+        "for Unsolvable-v0; pick one that has it, such as CartPole-v1"
+    )

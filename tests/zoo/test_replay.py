@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from layers.errors import EnvError, ShapeError, ZooError
+from zoo.rl import replay as replay_module
 from zoo.rl.replay import (
     REPLAY,
     ReplayBuffer,
@@ -136,10 +137,30 @@ def test_restore_refuses_an_environment_that_does_not_replay():
         random_rollout().restore(state)
 
 
-def test_rollout_refuses_a_bad_epsilon():
-    with pytest.raises(ZooError, match=r"run: expected epsilon.s decay \(environment steps\) to "
-                       r"be an int >= 1, found 0; pass epsilon=\(start, end, decay\)"):
-        Rollout("CartPole-v1", 0, 8, epsilon=(1.0, 0.01, 0), name="run")
+@pytest.mark.parametrize(
+    "epsilon, message",
+    [
+        ((1.5, 0.01, 10), r"epsilon's start to be a finite number in \[0, 1\], found 1.5"),
+        ((1.0, -0.1, 10), r"epsilon's end to be a finite number in \[0, 1\], found -0.1"),
+        ((1.0, 0.01, 0), r"epsilon's decay \(environment steps\) to be an int >= 1, "
+         "found 0"),
+    ],
+)  # fmt: skip
+def test_rollout_refuses_a_bad_epsilon(epsilon, message):
+    fix = r"; pass epsilon=\(start, end, decay\), such as \(1.0, 0.01, 5000\)"
+    with pytest.raises(ZooError, match=f"run: expected {message}{fix}"):
+        Rollout("CartPole-v1", 0, 8, epsilon=epsilon, name="run")
+
+
+def test_timed_adds_the_time_of_its_block(monkeypatch):
+    rollout = random_rollout()
+    clock = iter([10.0, 12.5, 20.0, 20.25])
+    monkeypatch.setattr(replay_module.time, "perf_counter", lambda: next(clock))
+    with rollout.timed("train"):
+        pass
+    with pytest.raises(RuntimeError), rollout.timed("train"):
+        raise RuntimeError("counted all the same")
+    assert rollout.seconds["train"] == 2.75
 
 
 def test_rollout_checkpoint_holds_the_variables_and_the_buffer(tmp_path):

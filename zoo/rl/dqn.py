@@ -28,7 +28,7 @@ import dataclasses
 import tensorflow as tf
 
 from layers.checks import int_problem, probability_problem, require
-from layers.errors import ShapeError, ZooError
+from layers.errors import ScopeError, ShapeError, ZooError
 from zoo.models.parts import builder_scope
 from zoo.models.qnet import huber, q_network, td_target
 from zoo.sharing.state import check_tau, copy_variables, frozen_copy
@@ -128,6 +128,7 @@ def dqn_update(
     tau=1.0,
     gamma=0.99,
     learning_rate=1e-3,
+    optimizer=tf.compat.v1.train.AdamOptimizer,
     max_grad_norm=None,
     scope="dqn",
     reuse=False,
@@ -165,14 +166,18 @@ def dqn_update(
         period: sync the target every ``period`` updates (DQN's C); >= 1.
         tau: the sync's step, in (0, 1]: 1.0 copies, 0.005 is a Polyak update.
         gamma: discount factor in [0, 1].
-        learning_rate: the default of Adam's :attr:`DQNUpdate.learning_rate`.
+        learning_rate: the default of :attr:`DQNUpdate.learning_rate`.
+        optimizer: ``optimizer(learning_rate)`` returns the
+            ``tf.compat.v1.train.Optimizer`` of the update (Adam; DQN's paper used
+            ``RMSPropOptimizer``).
         max_grad_norm: None, or clip each update's gradients to this global norm
             (``tf.clip_by_global_norm``; Stable-Baselines3's DQN uses 10).
         scope: variable scope holding ``online``, ``target`` and ``updates`` (the
-            Adam step's slots are ``<scope>/online/.../Adam``, its
+            optimizer's slots are ``<scope>/online/.../Adam``, Adam's
             ``beta1_power``/``beta2_power`` at the top level).
-        reuse: as a builder's: True builds another update (with its own Adam
-            slots) of the networks and counter already under ``scope``.
+        reuse: as a builder's: True builds another update of the networks and
+            counter already under ``scope``, with an optimizer of another name
+            (its slots are new).
 
     Returns:
         :class:`DQNUpdate`.
@@ -184,8 +189,10 @@ def dqn_update(
             ``network`` returns no ``q_values``.
         ShapeError: ``n_observations`` or ``n_actions`` not a positive int.
             These are raised before any variable is made.
-        ScopeError, EagerError: as :func:`zoo.models.q_network`; the network's
-            own errors as it raises them.
+        ScopeError: as :func:`zoo.models.q_network`, or the optimizer's slots
+            exist already (``reuse=True`` with the same optimizer name).
+        EagerError: as :func:`zoo.models.q_network`; the network's own errors
+            as it raises them.
     """
     with builder_scope(scope, reuse) as var_scope:
         owner = var_scope.name
@@ -228,15 +235,24 @@ def dqn_update(
         return synced[-1]
 
     # Outside the scope, so the slots are <scope>/online/W_hid_1/Adam, not doubled.
-    repeated = repeat_step(
-        td_loss,
-        tf.compat.v1.train.AdamOptimizer(rate),
-        _Batches(batch, updates, updates_per_run),
-        updates_per_run,
-        global_step=updates,
-        clip_norm=max_grad_norm,
-        after_update=sync_when_due,
-    )
+    try:
+        repeated = repeat_step(
+            td_loss,
+            optimizer(rate),
+            _Batches(batch, updates, updates_per_run),
+            updates_per_run,
+            global_step=updates,
+            clip_norm=max_grad_norm,
+            after_update=sync_when_due,
+        )
+    except ValueError as err:
+        if "already exists" not in str(err):
+            raise
+        raise ScopeError(
+            f"{owner}: expected the optimizer to make new slots, found {err}; with "
+            "reuse=True pass an optimizer of another name, e.g. optimizer="
+            "functools.partial(tf.compat.v1.train.AdamOptimizer, name='Adam2')"
+        ) from None
     first = built[0]
     with tf.compat.v1.variable_scope(var_scope, auxiliary_name_scope=False):
         acting = build(act_observations, "online", reuse=True)

@@ -183,9 +183,7 @@ class Rollout:
         self, env_id, seed, capacity, epsilon=(1.0, 0.01, 5000), name="rollout", writer=None
     ):
         start, end, decay = epsilon
-        fix = (
-            f"pass epsilon=(start, end, decay) such as (1.0, 0.01, 5000), found {epsilon!r}"
-        )
+        fix = "pass epsilon=(start, end, decay), such as (1.0, 0.01, 5000)"
         for problem in (
             probability_problem(start, zero=True, name="epsilon's start"),
             probability_problem(end, zero=True, name="epsilon's end"),
