@@ -2,20 +2,17 @@
 
 The target network is seed 002's "past network": :func:`zoo.rl.dqn.dqn_update`
 builds the Q-network under ``dqn/online`` and a frozen copy under ``dqn/target``
-whose values form the TD target, synced by :mod:`zoo.sharing.state` inside the
-training step. Variants: ``none`` (the TD target reads the online network), ``hard``
-(target := online every ``--target-period`` C updates, Mnih et al. 2015), ``polyak``
-(target := tau * online + (1 - tau) * target after every update), ``double``
-(double DQN with the hard copy); several seeds each, in worker processes with
-``--jobs``. Each run trains with :class:`zoo.rl.bursts.BurstRunner` (bursts of
-``--train-every`` environment steps, then ``--updates-per-run`` updates in one
-``session.run``), then its final network plays ``--eval-episodes`` greedy episodes.
+whose values form the TD target, synced inside the training step. Variants: ``none``
+(the TD target reads the online network), ``hard`` (target := online every
+``--target-period`` C updates, Mnih et al. 2015), ``polyak`` (target := tau * online +
+(1 - tau) * target after every update), ``double`` (double DQN, hard copy); several
+seeds each (``--jobs``: in worker processes). A run trains with
+:class:`zoo.rl.bursts.BurstRunner`, then its final network plays greedy episodes.
 
 Usage::
 
     make experiment-dqn
     python -m experiments.dqn --quick --out runs/dqn/quick
-    python -m experiments.dqn --variant hard --seeds 2 --hidden 64,64
     python -m experiments.dqn --resume runs/dqn/RUN
 
 Writes ``results.json`` (per variant and seed: episode returns, mean of the last
@@ -31,6 +28,7 @@ import warnings
 import numpy as np
 
 from experiments.harness import figures, flags, processes, record, rundir
+from zoo.rl.envs import env_problem
 
 VARIANTS = ("none", "hard", "polyak", "double")
 PROBABILITY = flags.real(0.0, inclusive=True, maximum=1.0)
@@ -43,18 +41,16 @@ FLAGS = (  # flag, default (its type is the flag's), check (None: from the defau
      "--learning-rate)"),
     ("--gamma", 0.99, PROBABILITY, "discount factor"),
     ("--buffer-size", 100000, None, "replay buffer capacity"),
-    ("--learning-starts", 1000, flags.integer(0), "uniformly random environment steps "
-     "before the first update"),
-    ("--train-every", 256, None, "environment steps between bursts of updates (SB3's "
-     "train_freq)"),
-    ("--updates-per-run", 128, None, "updates in a burst, one session.run (SB3's "
-     "gradient_steps)"),
+    ("--learning-starts", 1000, flags.integer(0), "environment steps before the first "
+     "burst's (a warm-up that fills the buffer)"),
+    ("--train-every", 256, None, "environment steps of a burst (SB3's train_freq)"),
+    ("--updates-per-run", 128, None, "updates of a burst, in one session.run after its "
+     "environment steps (SB3's gradient_steps)"),
     ("--max-grad-norm", 10.0, flags.real(0.0), "clip each update's gradients to this "
      "global norm"),
     ("--epsilon-start", 1.0, PROBABILITY, "initial epsilon"),
     ("--epsilon-end", 0.04, PROBABILITY, "final epsilon"),
-    ("--epsilon-decay", 8000, None, "environment steps over which epsilon decays "
-     "linearly"),
+    ("--epsilon-decay", 8000, None, "environment steps over which epsilon decays"),
     ("--target-period", 128, None, "C: updates between hard copies (hard, double); "
      "--updates-per-run copies once a burst, after its last update"),
     ("--tau", 0.01, flags.real(0.0, maximum=1.0), "Polyak step, every update"),
@@ -62,8 +58,7 @@ FLAGS = (  # flag, default (its type is the flag's), check (None: from the defau
      "network, on reset seeds training never used"),
     ("--profile-calls", 200, flags.integer(0), "calls per timed batch of the step "
      "profile (first seed of each variant); 0 skips it"),
-    ("--jobs", 1, None, "runs trained at once, each in its own process (checkpoints and "
-     "--resume as with 1)"),
+    ("--jobs", 1, None, "runs trained at once, each in its own process"),
     ("--threads", 1, None, "TensorFlow intra- and inter-op threads (a small network runs "
      "fastest on one)"),
 )  # fmt: skip
@@ -78,13 +73,11 @@ def build_parser(defaults=None):
         "DQN on a gymnasium environment with no target network, a hard copy every C "
         "updates, Polyak averaging, or double DQN; several seeds each. The defaults "
         "are rl-baselines3-zoo's CartPole-v1 recipe.",
-        steps=24576,
-        batch_size=64,
-        quick_steps=256,
-        data=False,
-    )
+        steps=24576, batch_size=64, quick_steps=256, data=False,
+    )  # fmt: skip
     p.set_defaults(checkpoint_every=4096)
-    p.add_argument("--env", default="CartPole-v1", check=_env_problem, help="gymnasium "
+    env_check = functools.partial(env_problem, threshold=True)  # imports no TensorFlow
+    p.add_argument("--env", default="CartPole-v1", check=env_check, help="gymnasium "
                    "environment id (flat Box observations, Discrete actions, a "
                    "reward_threshold)")  # fmt: skip
     flags.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
@@ -95,13 +88,6 @@ def build_parser(defaults=None):
     flags.may_differ_on_resume(p, "jobs", "profile_calls")  # they change no number
     p.set_defaults(**(defaults or {}))
     return p
-
-
-def _env_problem(env_id):
-    """``--env``'s check (imports gymnasium, not TensorFlow)."""
-    from zoo.rl.envs import env_problem
-
-    return env_problem(env_id, threshold=True)
 
 
 def parse(argv):
@@ -125,17 +111,17 @@ def settings(args):
 
 
 SYNC = ("target_network", "double", "period", "tau")
-"""The fields of :func:`variant_settings` (``sync`` in results.json)."""
+"""The :func:`zoo.rl.dqn.dqn_update` arguments that make the variants."""
 
 
-def variant_settings(variant, args):
-    """Returns ``(target_network, double, period, tau)`` of a variant."""
-    return {
+def variant_sync(variant, args):
+    """Returns the :data:`SYNC` arguments of a variant (``sync`` in results.json)."""
+    return dict(zip(SYNC, {
         "none": (False, False, 1, 1.0),
         "hard": (True, False, args.target_period, 1.0),
         "polyak": (True, False, 1, args.tau),
         "double": (True, True, args.target_period, 1.0),
-    }[variant]
+    }[variant], strict=True))  # fmt: skip
 
 
 def build(variant, args, spec, seed):
@@ -147,33 +133,30 @@ def build(variant, args, spec, seed):
     from zoo.rl.dqn import dqn_update
     from zoo.rl.profile import update_probes
 
-    target_network, double, period, tau = variant_settings(variant, args)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(seed)
-        hidden = flags.integers(args.hidden)
+        network = functools.partial(q_network, hidden=flags.integers(args.hidden))
         agent = dqn_update(
-            spec.n_observations, spec.n_actions,
-            network=functools.partial(q_network, hidden=hidden),
-            updates_per_run=args.updates_per_run, target_network=target_network,
-            double=double, period=period, tau=tau, gamma=args.gamma,
+            spec.n_observations, spec.n_actions, network=network,
+            updates_per_run=args.updates_per_run, gamma=args.gamma,
             learning_rate=args.learning_rate, max_grad_norm=args.max_grad_norm,
+            **variant_sync(variant, args),
         )  # fmt: skip
         probes = update_probes(agent)
         init = tf.compat.v1.global_variables_initializer()
     return graph, agent, probes, init
 
 
-def run_seed(args, spec, run, variant, seed, path, profile=False):
+def run_seed(args, spec, run, variant, seed, path, timed=False):
     """Trains ``variant`` with ``seed`` (weights, exploration, replay draws, episode
     resets) on the environment of ``spec`` (an :class:`zoo.rl.envs.EnvSpec`),
-    checkpointing to ``path``, in this process or a worker's; with ``profile``, times
+    checkpointing to ``path``, in this process or a worker's; with ``timed``, times
     the parts of a step afterwards. Returns ``(result dict, step profile or None)``."""
     import tensorflow as tf
     from tqdm import tqdm
 
-    from zoo.rl import bursts, replay, returns
-    from zoo.rl.profile import profile_update
+    from zoo.rl import bursts, profile, replay, returns
 
     desc = f"{variant}-seed{seed}"
     print(f"Training {variant}, seed {seed}...")
@@ -195,30 +178,20 @@ def run_seed(args, spec, run, variant, seed, path, profile=False):
         checkpoints = replay.RolloutCheckpoint(
             run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
         )
-        log_every = flags.log_period(args.steps)
-
-        def on_log(step, loss):
-            mean = returns.mean_of_last(rollout.returns)
-            tqdm.write(
-                f"  {desc} update {step:6d}: loss {loss:8.4f}, episodes "
-                f"{len(rollout.returns)}, mean return (100) "
-                + ("-" if mean is None else f"{mean:.1f}")
-            )
-
-        cpu = time.process_time()
+        log_every, cpu = flags.log_period(args.steps), time.process_time()
         logged, updates_per_second = runner.train(
             args.steps, checkpoints, before_run=processes.stop_if_asked,
-            log_every=log_every, desc=desc, on_log=on_log, writer=writer,
+            log_every=log_every, desc=desc, writer=writer,
+            on_log=lambda step, loss: tqdm.write(
+                f"  {desc} update {step:6d}: loss {loss:8.4f}, {rollout.describe()}"),
         )  # fmt: skip
         wall, cpu = args.steps / updates_per_second, time.process_time() - cpu
         evaluation = replay.evaluate(args.env, runner.act, args.eval_episodes, seed)
-        tqdm.write(
-            f"  {desc}: greedy evaluation, mean return {np.mean(evaluation):.1f} over "
-            f"{len(evaluation)} episodes"
+        tqdm.write(f"  {desc}: greedy evaluation, mean return {np.mean(evaluation):.1f} "
+                   f"over {len(evaluation)} episodes")  # fmt: skip
+        parts = timed and profile.profile_update(
+            session, agent, probes, rollout.replay, args.batch_size, args.profile_calls
         )
-        if profile:
-            profile = profile_update(session, agent, probes, rollout.replay,
-                                     args.batch_size, args.profile_calls)  # fmt: skip
     writer.close()
     rollout.close()
     return {
@@ -236,7 +209,7 @@ def run_seed(args, spec, run, variant, seed, path, profile=False):
         "seconds": {**rollout.seconds, "other": wall - sum(rollout.seconds.values())},
         "losses": [[step, loss] for step, loss, _ in logged],
         "log_every": log_every,
-    }, profile or None
+    }, parts or None
 
 
 def plot(results, threshold, env_id):
@@ -249,9 +222,7 @@ def plot(results, threshold, env_id):
     for variant, result in results.items():
         runs = result["runs"]
         grid = np.linspace(0, max(r["env_steps"] for r in runs), 400)
-        curves = np.array(
-            [curve(r["episode_returns"], r["episode_end_steps"], grid) for r in runs]
-        )
+        curves = [curve(r["episode_returns"], r["episode_end_steps"], grid) for r in runs]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
             mean = np.nanmean(curves, axis=0)
@@ -264,11 +235,9 @@ def plot(results, threshold, env_id):
     axes.axhline(threshold, color="gray", linestyle="--", lw=0.8, label=f"{threshold:g}")
     axes.set_xlabel("environment steps")
     axes.set_ylabel(f"mean return of the last {WINDOW} episodes")
-    axes.set_title(
-        f"DQN on {env_id}: training (mean over seeds, band = lowest..highest seed);\n"
-        "x: each run's greedy evaluation of its final network",
-        fontsize=10,
-    )
+    axes.set_title(f"DQN on {env_id}: training (mean over seeds, band = lowest..highest "
+                   "seed);\nx: each run's greedy evaluation of its final network",
+                   fontsize=10)  # fmt: skip
     axes.legend(loc="upper left")
     axes.grid(alpha=0.3)
     return figure
@@ -288,8 +257,7 @@ def main(argv=None):
     from zoo.rl.envs import check_env
     from zoo.rl.returns import WINDOW, summarize_runs
 
-    spec = check_env(args.env)
-    run = rundir.run_dir(args, "dqn")
+    spec, run = check_env(args.env), rundir.run_dir(args, "dqn")
     variants = flags.chosen_variants(args, VARIANTS)
     tasks = [
         (variant, seed, run.checkpointer.next_path(f"{variant}-seed{seed}"),
@@ -298,55 +266,32 @@ def main(argv=None):
         for seed in range(args.seed, args.seed + args.seeds)
     ]  # fmt: skip
     began = time.perf_counter()
-    outcomes = processes.run_in_processes(
-        functools.partial(run_seed, args, spec, run), tasks, args.jobs, "dqn", run.command
-    )
-    results = {}
+    train = functools.partial(run_seed, args, spec, run)
+    outcomes = processes.run_in_processes(train, tasks, args.jobs, "dqn", run.command)
+    results, pairs = {}, list(zip(tasks, outcomes, strict=True))
     for variant in variants:
-        done = [
-            out for task, out in zip(tasks, outcomes, strict=True) if task[0] == variant
-        ]
+        done = [outcome for task, outcome in pairs if task[0] == variant]
         runs = [result for result, _ in done]
-        results[variant] = {
-            "sync": dict(zip(SYNC, variant_settings(variant, args), strict=True)),
-            "summary": {
-                **summarize_runs(runs, spec.reward_threshold),
-                "env_steps_per_second": float(
-                    np.mean([r["env_steps_per_second"] for r in runs])
-                ),
-            },
-            "step_profile_ms": next((p for _, p in done if p), None),
-            "runs": runs,
-        }
-        print(f"{variant}: {_describe(results[variant]['summary'])}")
-    run.write_results(
-        {
-            "experiment": "dqn",
-            "env": args.env,
-            "gymnasium": gymnasium.__version__,
-            "reward_threshold": spec.reward_threshold,
-            "window": WINDOW,
-            "settings": settings(args),
-            "command": record.command(args.argv),
-            "wall_time_s": time.perf_counter() - began,
-            "jobs": args.jobs,
-            "variants": results,
-        }
-    )
+        speed = float(np.mean([r["env_steps_per_second"] for r in runs]))
+        summary = summarize_runs(runs, spec.reward_threshold)
+        summary["env_steps_per_second"] = speed
+        results[variant] = {"sync": variant_sync(variant, args), "summary": summary,
+                            "step_profile_ms": next((p for _, p in done if p), None),
+                            "runs": runs}  # fmt: skip
+        last = summary["last_100_mean"]
+        print(f"{variant}: greedy evaluation mean {summary['eval_mean']:.1f} "
+              f"({summary['eval_solved']}/{summary['seeds']} at 475 or more); training "
+              f"last-100 mean {last['mean']:.1f} +- {last['std']:.1f}; {speed:.0f} env "
+              "steps/s")  # fmt: skip
+    run.write_results({
+        "experiment": "dqn", "env": args.env, "gymnasium": gymnasium.__version__,
+        "reward_threshold": spec.reward_threshold, "window": WINDOW,
+        "settings": settings(args), "command": record.command(args.argv),
+        "wall_time_s": time.perf_counter() - began, "jobs": args.jobs, "variants": results,
+    })  # fmt: skip
     run.save_figure("returns.png", plot(results, spec.reward_threshold, args.env))
     print(f"results in {run.path}")
     return 0
-
-
-def _describe(summary):
-    last = summary["last_100_mean"]
-    return (
-        f"greedy evaluation: mean {summary['eval_mean']:.1f}, "
-        f"{summary['eval_solved']}/{summary['seeds']} at 475 or more; training: "
-        f"solved {summary['solved']}/{summary['seeds']}, last-100 mean "
-        f"{last['mean']:.1f} +- {last['std']:.1f} (min {last['min']:.1f}, max "
-        f"{last['max']:.1f}), {summary['env_steps_per_second']:.0f} env steps/s"
-    )
 
 
 if __name__ == "__main__":

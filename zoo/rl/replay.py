@@ -26,6 +26,7 @@ import numpy as np
 from layers.checks import int_problem, probability_problem, require
 from layers.errors import EnvError, ShapeError, ZooError
 from zoo import training
+from zoo.rl.returns import mean_of_last
 from zoo.training.checkpoints import SessionLoopCheckpoint
 
 REPLAY = "replay/"
@@ -214,6 +215,12 @@ class Rollout:
             yield
         finally:
             self.seconds[part] += time.perf_counter() - began
+
+    def describe(self):
+        """Returns ``"episodes N, mean return (100) R"``: the run so far, for a log line."""
+        mean = mean_of_last(self.returns)
+        shown = "-" if mean is None else f"{mean:.1f}"
+        return f"episodes {len(self.returns)}, mean return (100) {shown}"
 
     def epsilon_now(self):
         """Returns epsilon at the current environment step (linear decay)."""
