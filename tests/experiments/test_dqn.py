@@ -93,6 +93,15 @@ def test_resume_with_other_flags_is_refused(tmp_path):
     assert sorted(os.listdir(out)) == [".lock", "run.json"]
 
 
+def test_resume_of_another_experiment_is_refused(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"experiment": "experiments.sweep"}))
+    with pytest.raises(ZooError, match=r"run: expected a run of experiments.dqn, found a "):
+        dqn.main(["--resume", str(out)])
+    assert sorted(os.listdir(out)) == ["run.json"]
+
+
 def test_resume_may_use_other_jobs_and_profile_calls(tmp_path):
     out = str(tmp_path / "run")
     rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
