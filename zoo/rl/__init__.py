@@ -1,1 +1,2 @@
-"""Reinforcement learning: replay buffer and rollout, environments."""
+"""Reinforcement learning: replay buffer and rollout, environments, the DQN update,
+the burst runner, return statistics, the step profile."""
