@@ -148,12 +148,14 @@ class BurstRunner:
         """
         if self.updates is None:
             self.updates = int(self.session.run(self.agent.updates))
-        burst = self.agent.updates_per_run
+        updates_per_run = self.agent.updates_per_run
         losses = []
         while len(losses) < count:
-            if self.updates % burst == 0:
+            if self.updates % updates_per_run == 0:
                 self._explore()
-            size = min(count - len(losses), burst - self.updates % burst)
+            size = min(
+                count - len(losses), updates_per_run - self.updates % updates_per_run
+            )
             losses += self._update(size)
             self.updates += size
         if not with_loss:

@@ -53,8 +53,8 @@ class DQNUpdate:
             terminated, not truncated); with ``updates_per_run`` K > 1 each is a
             stack [count, batch, ...] of the run's batches (:meth:`stacks`).
         act_observations: [batch, n_obs] placeholder of the observations to act on.
-        learning_rate: Adam's learning rate, a scalar placeholder whose default
-            is the ``learning_rate`` given: feed it to follow a schedule.
+        learning_rate: the optimizer's learning rate, a scalar placeholder whose
+            default is the ``learning_rate`` given: feed it to follow a schedule.
         online: the trained network on the (first) batch's observations.
         target: the :class:`zoo.sharing.state.Snapshot` of the online network on
             the next observations (``.output`` the network); None without a

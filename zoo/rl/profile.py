@@ -69,13 +69,13 @@ def profile_update(session, agent, probes, replay, batch_size, calls=200, rounds
     """
     for name, value in (("batch_size", batch_size), ("calls", calls), ("rounds", rounds)):
         require("profile_update", int_problem(value, name=name), f"pass {name}=1 or more")
-    rng, burst = np.random.default_rng(0), agent.updates_per_run
+    rng, updates_per_run = np.random.default_rng(0), agent.updates_per_run
 
     def feeds(count):
         """The feeds of a run of ``count`` updates: the batches, then the count."""
         return [*agent.stacks(replay.sample(rng, count * batch_size), count), count]
 
-    batch, bursts = feeds(1), feeds(burst)
+    batch, burst = feeds(1), feeds(updates_per_run)
     fetches = {
         "noop": probes["noop"],
         "forward": agent.loss,
@@ -88,8 +88,8 @@ def profile_update(session, agent, probes, replay, batch_size, calls=200, rounds
     timed = {name: session.make_callable(f, placeholders) for name, f in fetches.items()}
     timed["sample"] = lambda *_: replay.sample(rng, batch_size)
     train, noop = timed["train"], timed["noop"]
-    timed["burst"] = lambda *_: train(*bursts)  # the same fetch, fed a whole burst
-    timed["feed"] = lambda *_: noop(*bursts)  # a burst's batches fed, nothing computed
+    timed["burst"] = lambda *_: train(*burst)  # the same fetch, fed a whole burst
+    timed["feed"] = lambda *_: noop(*burst)  # a burst's batches fed, nothing computed
     clocks = {"cpu_ms": time.process_time, "wall_ms": time.perf_counter}
     best = {clock: dict.fromkeys(timed, float("inf")) for clock in clocks}
     for _ in range(rounds):
@@ -100,12 +100,12 @@ def profile_update(session, agent, probes, replay, batch_size, calls=200, rounds
             for clock, read in clocks.items():
                 best[clock][name] = min(best[clock][name], (read() - began[clock]) / calls)
     return {
-        clock: _parts({k: v * 1e3 for k, v in ms.items()}, burst)
+        clock: _parts({k: v * 1e3 for k, v in ms.items()}, updates_per_run)
         for clock, ms in best.items()
     }
 
 
-def _parts(ms, burst):
+def _parts(ms, updates_per_run):
     """The step's parts from the times of the nested fetches (see profile_update)."""
     return {
         "sample": ms["sample"],
@@ -115,7 +115,7 @@ def _parts(ms, burst):
         "apply": ms["update"] - ms["gradients"],
         "sync": ms["train"] - ms["update"],
         "train_step": ms["train"],
-        "burst_update": ms["burst"] / burst,
+        "burst_update": ms["burst"] / updates_per_run,
         "burst_feed": ms["feed"] - ms["noop"],
         "copy": ms["copy"],
     }
