@@ -151,11 +151,10 @@ class BurstRunner:
         updates_per_run = self.agent.updates_per_run
         losses = []
         while len(losses) < count:
-            if self.updates % updates_per_run == 0:
+            taken = self.updates % updates_per_run  # of the burst under way
+            if taken == 0:
                 self._explore()
-            size = min(
-                count - len(losses), updates_per_run - self.updates % updates_per_run
-            )
+            size = min(count - len(losses), updates_per_run - taken)
             losses += self._update(size)
             self.updates += size
         if not with_loss:
@@ -184,8 +183,8 @@ class BurstRunner:
     def _update(self, count):
         """One ``session.run`` of ``count`` updates; returns their losses."""
         transitions = self.rollout.sample(count * self.batch_size)
-        feeds = [*self.agent.stacks(transitions, count), self.rollout.observation[None]]
-        feeds.append(count)
+        observation = self.rollout.observation[None]  # the next step acts on it
+        feeds = [*self.agent.stacks(transitions, count), observation, count]
         if self.learning_rate is not None:
             feeds.append(self.learning_rate(self.updates))
         with self.rollout.timed("train"):
