@@ -337,7 +337,7 @@ def gan(
     shared=True,
     generator_hidden=None,
     discriminator_hidden=None,
-    architecture="mlp",
+    architecture=MLP_GAN,
 ):
     """Builds a generator and the discriminator of real and generated images.
 
