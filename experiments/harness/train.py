@@ -37,6 +37,7 @@ import tensorflow as tf
 from tqdm import tqdm
 
 from experiments.harness import flags
+from layers.checks import int_problem, require
 from zoo import training
 from zoo.data.batches import GraphBatches
 
@@ -161,7 +162,16 @@ def train_updates(
         ``(result, shown)`` as :func:`train_variant`, ``shown`` that of the last
         evaluation; with ``evaluations``, each metric in ``result`` is a list of
         ``[step, value]`` pairs, one per evaluation.
+
+    Raises:
+        ZooError: ``evaluations`` is neither None nor an int in [1, ``--steps``].
     """
+    if evaluations is not None:
+        require(
+            variant,
+            int_problem(evaluations, 1, args.steps, name="evaluations"),
+            "pass at most one evaluation per step, or None for one after training",
+        )
 
     def build_step(batches):
         return training.repeat_updates(

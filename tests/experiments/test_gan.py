@@ -1,5 +1,6 @@
 """The GAN experiment: a short real Fashion-MNIST run, exact resume, bad flags."""
 
+import argparse
 import json
 import math
 import os
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from experiments import gan
+from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
 from zoo.data import load_mnist
@@ -121,8 +123,11 @@ def test_feature_classifier_measures_images_in_its_last_hidden_layer(tiny_data_d
         classifier.close()
 
 
-def test_evaluations_cut_the_steps_evenly():
-    from experiments.harness.train import boundaries
+def test_evaluations_cut_the_steps_evenly_at_most_one_per_step():
+    from experiments.harness.train import boundaries, train_updates
 
     assert boundaries(6000, 12)[:3] == [0, 500, 1000]
     assert boundaries(10, 3) == [0, 3, 7, 10]
+    found = r"shared: expected evaluations to be an int in \[1, 10\], found 11; pass at"
+    with pytest.raises(ZooError, match=found):
+        train_updates("shared", argparse.Namespace(steps=10), *[None] * 4, evaluations=11)
