@@ -285,7 +285,7 @@ def _train(session, variant, built, cuts, evaluations):
     if evaluations is not None:
         evaluate(cuts[0])
     for begin, end in itertools.pairwise(cuts):
-        name = variant.name if len(cuts) == 2 else f"{variant.name}-{end}"
+        name = variant.name if evaluations is None else f"{variant.name}-{end}"
         loop_logged, steps_per_second = training.train_loop(
             session,
             built.step,

@@ -302,13 +302,15 @@ def _square_side(owner, n_pixels, halvings):
         ShapeError: ``n_pixels`` is not a square, or its side is not such a multiple.
     """
     check_size(owner, n_pixels=n_pixels)
-    side = math.isqrt(n_pixels)
-    if side * side != n_pixels or side % (1 << halvings):
-        raise ShapeError(
-            f"{owner}: expected square images whose side is a multiple of "
-            f"{1 << halvings} (one halving per width), found {n_pixels} pixels; pass "
-            "fewer widths or images of such a side (28 = 7 * 4 takes two widths)"
+    side, multiple = math.isqrt(n_pixels), 1 << halvings
+    problem = None
+    if side * side != n_pixels or side % multiple:
+        problem = (
+            f"expected square images whose side is a multiple of {multiple} (one "
+            f"halving per width), found {n_pixels} pixels"
         )
+    fix = "pass fewer widths or images of such a side (28 = 7 * 4 takes two widths)"
+    require(owner, problem, fix, ShapeError)
     return side
 
 
