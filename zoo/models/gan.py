@@ -339,7 +339,7 @@ def gan(
     shared=True,
     generator_hidden=None,
     discriminator_hidden=None,
-    architecture=MLP_GAN,
+    architecture="mlp",
 ):
     """Builds a generator and the discriminator of real and generated images.
 
