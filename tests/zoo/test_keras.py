@@ -390,8 +390,9 @@ def test_tf1_layer_regularizers_count_once_per_variable_in_graph_share_and_keras
     with tf.Graph().as_default():
         graph = share(tf1_code.tf_layers_net, "regularized")
         inputs = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
-        graph(inputs)
-        graph(inputs)
+        for tower in ("tower_0", "tower_1"):  # a TF1 layer names its loss tower_0/...
+            with tf.name_scope(tower):
+                graph(inputs)
         losses = [tf.convert_to_tensor(loss) for loss in graph.regularization_losses]
         with v1.Session() as session:
             for variable in graph.variables:

@@ -45,6 +45,8 @@ from zoo.training.checkpoints import open_tf_checkpoint
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.
 _STORES = weakref.WeakValueDictionary()
+# Graph collection (with the scope name) of the regularization losses share() calls add.
+_CALLS_LOSSES = "zoo_share_regularization_losses"
 
 
 class VariableStore(_vs.EagerVariableStore):
@@ -196,11 +198,20 @@ class Shared:
             return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
 
     def _call_in_graph(self, args, kwargs):
-        """Graph mode: the graph is the store; later calls in a graph pass reuse=True."""
+        """Graph mode: the graph is the store; later calls in a graph pass reuse=True.
+
+        The regularization losses a call adds are noted in the graph too: a TF1
+        layer names its loss by the name scope (``tower_0/net/...``), which
+        need not start with the variable scope.
+        """
         graph = tf.compat.v1.get_default_graph()
         reuse = True if graph in self._graphs else self._reuse
+        losses = graph.get_collection_ref(tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES)
+        known = len(losses)
         result = call_builder(self._builder, args, kwargs, self._scope, reuse)
         self._scope_name = self._scope_name or full_name(self._scope)
+        for loss in losses[known:]:
+            graph.add_to_collection((_CALLS_LOSSES, self._scope_name), loss)
         self._graphs.add(graph)
         return result
 
@@ -260,16 +271,19 @@ class Shared:
         regularizer (see :class:`VariableStore`). Eagerly and in ``tf.function``,
         ``regularizer(variable)`` evaluated now (read it inside the
         ``GradientTape`` or the traced function), sorted by variable name; in
-        graph mode the scope's entries of ``GraphKeys.REGULARIZATION_LOSSES``,
-        where TensorFlow puts both. Add their sum to the loss, as TF1 code adds
+        graph mode the entries of ``GraphKeys.REGULARIZATION_LOSSES``, where
+        TensorFlow puts both, named under the scope or added by a call of a
+        ``share`` of the scope. Add their sum to the loss, as TF1 code adds
         ``tf.compat.v1.losses.get_regularization_loss()``.
         """
         if self._scope_name is None:
             return []
         if not (tf.executing_eagerly() or tf.inside_function()):
-            return tf.compat.v1.get_collection(
+            named = tf.compat.v1.get_collection(
                 tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, self._scope_name + "/"
             )
+            added = tf.compat.v1.get_collection((_CALLS_LOSSES, self._scope_name))
+            return named + [t for t in added if all(t is not n for n in named)]
         by_name = {checkpoint_name(v): v for v in self.variables}
         regularizers = self._store.regularizers()
         return [
