@@ -10,6 +10,7 @@
   specs, the private loopback network.
 - ``zoo.rl``: replay buffer and rollout, environments, the DQN update, the burst
   runner, return statistics.
+- ``zoo.constants``: names the scripts' flags check before TensorFlow starts.
 
 Every public name is exported here too (``from zoo import ZooLayer, share,
 restore_scope``), whatever room it lives in. Importing this package changes
@@ -34,7 +35,10 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.training.hparams": ("HParams",),
         "zoo.training.loop": ("NonFiniteLossError", "train_loop", "run_steps"),
         "zoo.training.steps": ("repeat_step", "repeat_updates", "with_updates"),
-        "zoo.sharing.share": ("share", "save_by_name", "restore_by_name"),
+        "zoo.training.gan": ("gan_training", "gan_update", "resumable_noise"),
+        "zoo.sharing.share": (
+            "VariableStore", "share", "save_by_name", "restore_by_name",
+        ),
         "zoo.sharing.keras": ("ZooLayer",),
         "zoo.sharing.inspect": ("inspect_model", "inspect_checkpoint"),
         "zoo.sharing.state": (
@@ -45,5 +49,6 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.rl.replay": ("ReplayBuffer", "Rollout"),
         "zoo.rl.dqn": ("DQNUpdate", "Transitions", "dqn_update"),
         "zoo.rl.bursts": ("BurstRunner", "linear_decay"),
+        "zoo.constants": ("GAN_ARCHITECTURES",),
     },
 )  # fmt: skip
