@@ -52,6 +52,19 @@ def check_images(owner, inputs, channels=None):
         )
 
 
+def checked_owner(layer, scope, inputs, size, n_in, n_out, stride):
+    """Returns the name a convolution ``layer`` gives in its errors, after checking
+    its sizes and that ``inputs`` are images of ``n_in`` channels.
+
+    Raises:
+        ShapeError: as :func:`check_size` and :func:`check_images`.
+    """
+    owner = full_name(scope) if scope else type(layer).__name__
+    check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
+    check_images(owner, inputs, n_in)
+    return owner
+
+
 class Conv2D(Layer):
     """``activation(conv2d(inputs, W) + b)``, stride 1, ``SAME`` padding by default.
 
@@ -101,9 +114,7 @@ class Conv2D(Layer):
         regularizer=None,
         bias=True,
     ):
-        owner = full_name(scope) if scope else type(self).__name__
-        check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
-        check_images(owner, inputs, n_in)
+        owner = checked_owner(self, scope, inputs, size, n_in, n_out, stride)
         self._inputs = inputs
         with scope_or_current(scope) as var_scope:
             self._scope_name = var_scope.name
@@ -182,9 +193,7 @@ class Conv2DTranspose(Layer):
         tie_to=None,
         regularizer=None,
     ):
-        owner = full_name(scope) if scope else type(self).__name__
-        check_size(owner, size=size, n_in=n_in, n_out=n_out, stride=stride)
-        check_images(owner, inputs, n_in)
+        owner = checked_owner(self, scope, inputs, size, n_in, n_out, stride)
         height, width = inputs.shape[1], inputs.shape[2]
         if height is None or width is None:
             raise ShapeError(

@@ -189,7 +189,7 @@ def test_input_rank_mismatch(graph):
 def test_bad_size(graph):
     x = v1.placeholder(tf.float32, [None, 4])
     with pytest.raises(
-        ShapeError, match=r"encoder: expected n_out to be a positive int, found 0"
+        ShapeError, match=r"encoder: expected n_out to be an int >= 1, found 0"
     ):
         Encoder(x, 4, 0)
 

@@ -97,7 +97,7 @@ def test_output_projection_tied_to_the_embedding_matches_numpy(graph):
 def test_embedding_errors(graph):
     with pytest.raises(ZooError, match="embedding: expected integer ids, found float32"):
         Embedding(v1.placeholder(tf.float32, [None]), 7, 3)
-    with pytest.raises(ShapeError, match="expected vocab to be a positive int, found 0"):
+    with pytest.raises(ShapeError, match="expected vocab to be an int >= 1, found 0"):
         Embedding(v1.placeholder(tf.int32, [None]), 0, 3)
 
 

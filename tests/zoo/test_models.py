@@ -223,8 +223,8 @@ HIDDEN_STACK_BUILDERS = [
 @pytest.mark.parametrize(
     "hidden, message",
     [
-        ((8, 0), r"^net: expected hidden\[1\] to be a positive int, found 0; "),
-        ((8, True), r"^net: expected hidden\[1\] to be a positive int, found True; "),
+        ((8, 0), r"^net: expected hidden\[1\] to be an int >= 1, found 0; "),
+        ((8, True), r"^net: expected hidden\[1\] to be an int >= 1, found True; "),
         (
             8,
             r"^net: expected hidden to be a sequence of positive ints, found 8; "

@@ -179,18 +179,18 @@ def test_huber_is_quadratic_then_linear(graph):
             r"dqn: expected the target's sync period C to be an int >= 1, found 0",
         ),
         ({"period": 2.5}, r"sync period C to be an int >= 1, found 2.5"),
-        ({"tau": 0.0}, r"dqn: expected tau in \(0, 1\], found 0.0"),
-        ({"tau": 1.5}, r"dqn: expected tau in \(0, 1\], found 1.5"),
+        ({"tau": 0.0}, r"dqn: expected tau to be a finite number in \(0, 1\], found 0.0"),
+        ({"tau": 1.5}, r"dqn: expected tau to be a finite number in \(0, 1\], found 1.5"),
         (
             {"max_grad_norm": 0.0},
-            r"dqn: expected the gradients' clip norm to be None or a finite number > 0, "
+            r"dqn: expected the gradients' clip norm to be a finite number > 0, "
             r"found 0.0; pass e.g. 10.0",
         ),
         ({"updates_per_run": 0}, r"dqn: expected updates_per_run to be an int >= 1"),
         ({"gamma": 1.5}, r"dqn: expected the discount gamma in \[0, 1\], found 1.5"),
         (
             {"hidden": (8, 0)},
-            r"dqn/online: expected hidden\[1\] to be a positive int, found 0",
+            r"dqn/online: expected hidden\[1\] to be an int >= 1, found 0",
         ),
     ],
 )
@@ -205,7 +205,7 @@ def test_bad_arguments_fail_before_any_variable(graph, kwargs, message):
 def test_q_network_rejects_bad_sizes(graph):
     x = v1.placeholder(tf.float32, [None, 4])
     with pytest.raises(
-        ShapeError, match=r"qnet: expected n_actions to be a positive int, found 0"
+        ShapeError, match=r"qnet: expected n_actions to be an int >= 1, found 0"
     ):
         q_network(x, n_actions=0)
     assert v1.global_variables() == []

@@ -114,7 +114,7 @@ def test_classifier_unrolls_like_numpy(graph, shared):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"n_hidden": 0}, "rnn: expected n_hidden to be a positive int, found 0"),
+        ({"n_hidden": 0}, "rnn: expected n_hidden to be an int >= 1, found 0"),
         ({"n_steps": 27}, "rnn: expected n_steps, a positive int that divides the 784 "
          "pixels of an image into rows, found n_steps=27"),
         ({"n_steps": 0}, "found n_steps=0"),

@@ -120,10 +120,10 @@ def test_partners_in_batch_pair_half_of_one_class_by_the_stated_rule(graph):
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"embedding_size": 0}, ShapeError, "siamese: expected embedding_size to be a "
-         "positive int, found 0"),
-        ({"hidden": (16, -2)}, ShapeError, "siamese/tower: expected hidden\\[1\\] to be a "
-         "positive int, found -2"),
+        ({"embedding_size": 0}, ShapeError, "siamese: expected embedding_size to be an "
+         "int >= 1, found 0"),
+        ({"hidden": (16, -2)}, ShapeError, "siamese/tower: expected hidden\\[1\\] to be an "
+         "int >= 1, found -2"),
         ({"hidden": 16}, ShapeError, "expected hidden to be a sequence"),
         ({"margin": 0.0}, ZooError, "siamese: expected margin, .* > 0, found 0.0"),
         ({"margin": "1"}, ZooError, "siamese: expected margin, .* found '1'"),
