@@ -267,7 +267,8 @@ def check_batch_size(owner, batch_size, num_examples):
     require(
         owner,
         int_problem(batch_size, 1, num_examples, name="batch_size"),
-        "load a split with data or use a smaller batch",
+        f"the split has {num_examples} examples: load a split with data or use a "
+        "smaller batch",
         DataError,
     )
 
