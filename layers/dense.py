@@ -21,6 +21,7 @@ import contextlib
 import tensorflow as tf
 
 from layers.base import Layer
+from layers.checks import int_problem, require
 from layers.errors import ShapeError, TieError, ZooError
 from layers.variables import full_name, get_variable
 
@@ -60,13 +61,9 @@ def check_input(owner, inputs, n_in):
 
 
 def check_size(owner, **sizes):
-    """Raises ShapeError naming ``owner`` unless every size is a positive int."""
+    """Raises ShapeError naming ``owner`` unless every size is an int >= 1."""
     for key, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ShapeError(
-                f"{owner}: expected {key} to be a positive int, found {value!r}; "
-                f"pass the layer width as {key}=<int>"
-            )
+        require(owner, int_problem(value, name=key), f"pass {key}=<int>", ShapeError)
 
 
 def scope_or_current(scope):

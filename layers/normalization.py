@@ -25,12 +25,12 @@ data-parallel towers need).
 """
 
 import contextlib
-import numbers
 import threading
 
 import tensorflow as tf
 
 from layers.base import Layer, read_only
+from layers.checks import number_problem, require
 from layers.dense import scope_or_current
 from layers.errors import ShapeError, ZooError
 from layers.variables import full_name, get_variable
@@ -128,8 +128,12 @@ class BatchNorm:
         owner = full_name(scope) if scope else type(self).__name__
         width = _feature_width(owner, inputs)
         _check_training(owner, training)
-        _check_number(owner, "decay", decay, 0.0, 1.0, "decay=0.99")
-        _check_number(owner, "epsilon", epsilon, 0.0, None, "epsilon=1e-3")
+        require(owner, number_problem(decay, 0, 1, name="decay"), "pass e.g. decay=0.99")
+        require(
+            owner,
+            number_problem(epsilon, 0, low_open=True, name="epsilon"),
+            "pass e.g. epsilon=1e-3",
+        )
         self._inputs = inputs
         moments, may_update = _current_settings()
         with scope_or_current(scope) as var_scope:
@@ -260,15 +264,3 @@ def _check_training(owner, training):
         f"{found}; pass a Python bool, or "
         "tf.compat.v1.placeholder_with_default(True, []) for one graph serving both"
     )
-
-
-def _check_number(owner, name, value, low, high, example):
-    """Raises ZooError unless ``value`` is a real number in ``(low, high]`` for
-    epsilon (``high`` None) or ``[low, high]`` for decay."""
-    is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    valid = is_number and (value > low if high is None else low <= value <= high)
-    if not valid:
-        wanted = f"a number > {low}" if high is None else f"a number in [{low}, {high}]"
-        raise ZooError(
-            f"{owner}: expected {name} to be {wanted}, found {value!r}; pass e.g. {example}"
-        )

@@ -28,6 +28,16 @@ def graph():
         yield g
 
 
+def trainable_names():
+    """The sorted names (``scope/W:0``) of the default graph's trainable variables."""
+    return sorted(v.name for v in tf.compat.v1.trainable_variables())
+
+
+def variable_names():
+    """The sorted op names (``scope/W``) of the default graph's global variables."""
+    return sorted(v.op.name for v in tf.compat.v1.global_variables())
+
+
 def make_idx_dir(directory, n_train, n_test, seed=0, gz=True):
     """Writes the four IDX files of a small synthetic MNIST-like set.
 

@@ -68,7 +68,7 @@ def test_conv_rejects_channel_mismatch(graph):
 
 
 def test_conv_rejects_bad_size(graph):
-    with pytest.raises(ShapeError, match="expected size to be a positive int, found 0"):
+    with pytest.raises(ShapeError, match="expected size to be an int >= 1, found 0"):
         Conv2D(images(), 0, 1, 32)
 
 

@@ -4,24 +4,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from layers import (
-    Decoder,
-    EagerError,
-    Encoder,
-    FullConnected,
-    ReadOut,
-    ScopeError,
-    ShapeError,
-    TieError,
-    ZooError,
-)
+from layers import Decoder, Encoder, FullConnected, ReadOut
+from layers.errors import EagerError, ScopeError, ShapeError, TieError, ZooError
 from layers.variables import function_of_graph
+from tests.conftest import trainable_names
 
 v1 = tf.compat.v1
-
-
-def trainable_names():
-    return sorted(v.name for v in v1.trainable_variables())
 
 
 def run(fetches, feed=None):
@@ -171,27 +159,32 @@ def test_reuse_with_other_shape_is_shape_error(graph):
             FullConnected(x, 10, 6)
 
 
-def test_input_width_mismatch(graph):
-    x = v1.placeholder(tf.float32, [None, 100])
-    with pytest.raises(
-        ShapeError,
-        match=r"encoder: expected input of shape \[batch, 784\], found .*n_in=100",
-    ):
-        Encoder(x, 784, 625)
-
-
-def test_input_rank_mismatch(graph):
-    x = v1.placeholder(tf.float32, [None, 28, 28])
-    with pytest.raises(ShapeError, match=r"FullConnected: expected input .*flatten"):
-        FullConnected(x, 784, 10)
-
-
-def test_bad_size(graph):
-    x = v1.placeholder(tf.float32, [None, 4])
-    with pytest.raises(
-        ShapeError, match=r"encoder: expected n_out to be a positive int, found 0"
-    ):
-        Encoder(x, 4, 0)
+@pytest.mark.parametrize(
+    "shape, build, message",
+    [
+        pytest.param(
+            [None, 100],
+            lambda x: Encoder(x, 784, 625),
+            r"encoder: expected input of shape \[batch, 784\], found .*n_in=100",
+            id="input width",
+        ),
+        pytest.param(
+            [None, 28, 28],
+            lambda x: FullConnected(x, 784, 10),
+            r"FullConnected: expected input .*flatten",
+            id="input rank",
+        ),
+        pytest.param(
+            [None, 4],
+            lambda x: Encoder(x, 4, 0),
+            r"encoder: expected n_out to be an int >= 1, found 0; pass n_out=<int>",
+            id="size",
+        ),
+    ],
+)
+def test_wrong_input_or_size_is_a_shape_error(graph, shape, build, message):
+    with pytest.raises(ShapeError, match=message):
+        build(v1.placeholder(tf.float32, shape))
 
 
 def test_tie_to_missing_scope(graph):

@@ -57,6 +57,27 @@ def test_tied_conv_transpose_reads_the_conv_kernel_and_matches_numpy(graph):
     )
 
 
+def test_conv_tied_to_a_bias_free_conv_transpose_reads_its_kernel(graph):
+    z = v1.placeholder(tf.float32, [None, 3, 3, 4])
+    up = Conv2DTranspose(z, 3, 4, 2, scope="dec", stride=2, padding="VALID", bias=False)
+    assert up.b is None and up.params == [up.w] and up.w.shape == (3, 3, 2, 4)
+    down = Conv2D(up.output, 3, 2, 4, scope="enc", stride=2, padding="VALID", tie_to="dec")
+    assert down.tied_weight is up.w and down.w is up.w and down.params == [down.b]
+    assert [v.name for v in v1.trainable_variables()] == ["dec/W:0", "enc/b:0"]
+    zv = np.random.default_rng(0).normal(size=(2, 3, 3, 4)).astype(np.float32)
+    up_logits, y, down_logits, w, b = run(
+        [up.logits, up.output, down.logits, up.w, down.b], {z: zv}
+    )
+    np.testing.assert_allclose(
+        up_logits, conv_transpose_numpy(zv, w, 2, 3), rtol=1e-5, atol=1e-5
+    )
+    patches = np.stack(
+        [[y[:, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3] for j in range(3)] for i in range(3)]
+    )
+    expected = np.einsum("ijbpqc,pqco->bijo", patches, w) + b
+    np.testing.assert_allclose(down_logits, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_untied_conv_transpose_owns_a_kernel_and_same_padding_doubles(graph):
     h = v1.placeholder(tf.float32, [None, 4, 4, 8])
     up = Conv2DTranspose(h, 5, 8, 1, stride=2, scope="up")
@@ -97,7 +118,7 @@ def test_output_projection_tied_to_the_embedding_matches_numpy(graph):
 def test_embedding_errors(graph):
     with pytest.raises(ZooError, match="embedding: expected integer ids, found float32"):
         Embedding(v1.placeholder(tf.float32, [None]), 7, 3)
-    with pytest.raises(ShapeError, match="expected vocab to be a positive int, found 0"):
+    with pytest.raises(ShapeError, match="expected vocab to be an int >= 1, found 0"):
         Embedding(v1.placeholder(tf.int32, [None]), 0, 3)
 
 

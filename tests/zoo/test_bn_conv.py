@@ -43,7 +43,7 @@ def test_without_batch_norm_there_is_no_bn_scope(graph):
         (63, (2, 4), "expected square images whose side is divisible by 4, found 63"),
         (36, (2, 4), "expected square images whose side is divisible by 4, found 36"),
         (64, (2,), r"expected filters of the two convolutions, found \(2,\)"),
-        (64, (2, 0), r"expected filters\[1\] to be a positive int, found 0"),
+        (64, (2, 0), r"expected filters\[1\] to be an int >= 1, found 0"),
     ],
 )
 def test_misuse_is_refused(graph, pixels, filters, message):

@@ -247,7 +247,7 @@ def test_registered_for_inspect_and_keras():
         (
             {"generator_hidden": (8, 0)},
             ShapeError,
-            r"gan: expected generator_hidden\[1\] to be a positive int, found 0",
+            r"gan: expected generator_hidden\[1\] to be an int >= 1, found 0",
         ),
         (
             {"discriminator_hidden": 6},
@@ -272,9 +272,9 @@ def test_inputs_without_static_width_are_refused(graph):
         gan(unknown, z, scope="gan")
     with pytest.raises(ShapeError, match=r"gan: expected noise z of shape"):
         gan(x, unknown, scope="gan")
-    with pytest.raises(ShapeError, match=r"g: expected n_pixels to be a positive int"):
+    with pytest.raises(ShapeError, match=r"g: expected n_pixels to be an int >= 1"):
         generator(z, scope="g", n_pixels=0)
-    with pytest.raises(ShapeError, match=r"noise: expected noise_dim to be a positive"):
+    with pytest.raises(ShapeError, match=r"noise: expected noise_dim to be an int >= 1"):
         resumable_noise(4, 0)
     assert v1.global_variables() == []
 

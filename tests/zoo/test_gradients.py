@@ -59,6 +59,18 @@ def variable_values(sess):
     return {v.op.name: sess.run(v) for v in v1.trainable_variables()}
 
 
+def small_mlp(optimizer):
+    """An MLP on 20 inputs, its :class:`GradientStep` and ``feed_of(n, seed)``, the
+    feed of a random batch of ``n`` examples."""
+    x, y = placeholders(n_in=20)
+    net = mlp_classifier(x, y, hidden=(16,))
+
+    def feed_of(n, seed=0):
+        return dict(zip((x, y), batch(n, n_in=20, seed=seed), strict=True))
+
+    return net, GradientStep(net.loss, optimizer), feed_of
+
+
 @pytest.mark.parametrize(
     "optimizer",
     [
@@ -67,11 +79,9 @@ def variable_values(sess):
     ],
 )
 def test_apply_computed_gradients_equals_minimize(graph, optimizer):
-    x, y = placeholders(n_in=20)
-    net = mlp_classifier(x, y, hidden=(16,))
-    step = GradientStep(net.loss, optimizer())
+    net, step, feed_of = small_mlp(optimizer())
     minimize = optimizer().minimize(net.loss)
-    feed = dict(zip((x, y), batch(8, n_in=20), strict=True))
+    feed = feed_of(8)
     with v1.Session() as sess:
         sess.run(v1.global_variables_initializer())
         start = variable_values(sess)
@@ -88,10 +98,8 @@ def test_apply_computed_gradients_equals_minimize(graph, optimizer):
 
 
 def test_compute_returns_every_gradient_as_numpy_in_variable_order(graph):
-    x, y = placeholders(n_in=20)
-    net = mlp_classifier(x, y, hidden=(16,))
-    step = GradientStep(net.loss, v1.train.GradientDescentOptimizer(0.1))
-    feed = dict(zip((x, y), batch(8, n_in=20), strict=True))
+    net, step, feed_of = small_mlp(v1.train.GradientDescentOptimizer(0.1))
+    feed = feed_of(8)
     with v1.Session() as sess:
         sess.run(v1.global_variables_initializer())
         grads = step.compute(sess, feed)
@@ -103,10 +111,8 @@ def test_compute_returns_every_gradient_as_numpy_in_variable_order(graph):
 
 
 def test_accumulated_apply_is_one_sgd_step_on_the_mean_gradient(graph):
-    x, y = placeholders(n_in=20)
-    net = mlp_classifier(x, y, hidden=(16,))
-    step = GradientStep(net.loss, v1.train.GradientDescentOptimizer(0.5))
-    feeds = [dict(zip((x, y), batch(4, n_in=20, seed=s), strict=True)) for s in range(3)]
+    _, step, feed_of = small_mlp(v1.train.GradientDescentOptimizer(0.5))
+    feeds = [feed_of(4, seed) for seed in range(3)]
     with v1.Session() as sess:
         sess.run(v1.global_variables_initializer())
         start = variable_values(sess)
@@ -155,13 +161,10 @@ def test_average_against_numpy_and_mismatch():
 
 
 def test_apply_rejects_gradients_that_do_not_match_the_variables(graph):
-    x, y = placeholders(n_in=20)
-    net = mlp_classifier(x, y, hidden=(16,))
-    step = GradientStep(net.loss, v1.train.GradientDescentOptimizer(0.1))
-    feed = dict(zip((x, y), batch(4, n_in=20), strict=True))
+    _, step, feed_of = small_mlp(v1.train.GradientDescentOptimizer(0.1))
     with v1.Session() as sess:
         sess.run(v1.global_variables_initializer())
-        grads = step.compute(sess, feed)
+        grads = step.compute(sess, feed_of(4))
         with pytest.raises(ZooError, match=r"apply: expected gradients for \['mlp/W_hid"):
             step.apply(sess, grads[:-1])
         with pytest.raises(ZooError, match="pass the .gradient, name. list compute"):

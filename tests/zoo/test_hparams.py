@@ -84,25 +84,25 @@ BAD_UPDATES = [
     ),
     (
         {"learning_rate": "0.1"},
-        r"expected learning_rate to be a learning rate >= 0, found '0.1'",
+        r"expected learning_rate to be a finite number >= 0, found '0.1'",
     ),
     ({"learning_rate": True}, r"expected learning_rate to be .*, found True"),
     ({"learning_rate": None}, r"expected learning_rate to be .*, found None"),
     (
         {"learning_rate": -0.1},
-        r"expected learning_rate to be a learning rate >= 0, found -0.1",
+        r"expected learning_rate to be a finite number >= 0, found -0.1",
     ),
     (
         {"keep_prob": 0.0},
-        r"expected keep_prob to be a keep probability in \(0, 1\], found 0.0",
+        r"expected keep_prob to be a finite number in \(0, 1\], found 0.0",
     ),
     (
         {"keep_prob": 1.5},
-        r"expected keep_prob to be a keep probability in \(0, 1\], found 1.5",
+        r"expected keep_prob to be a finite number in \(0, 1\], found 1.5",
     ),
-    ({"l2": -1e-3}, r"expected l2 to be an L2 weight >= 0, found -0.001"),
-    ({"clip_norm": 0}, r"expected clip_norm to be a clipping norm > 0, found 0"),
-    ({"threshold": float("nan")}, r"expected threshold to be any finite number, found nan"),
+    ({"l2": -1e-3}, r"expected l2 to be a finite number >= 0, found -0.001"),
+    ({"clip_norm": 0}, r"expected clip_norm to be a finite number > 0, found 0"),
+    ({"threshold": float("nan")}, r"expected threshold to be a finite number, found nan"),
     # one good value with one bad: the good one is not stored either
     ({"learning_rate": 0.5, "keep_prob": 2}, r"expected keep_prob .* found 2;"),
 ]
@@ -144,7 +144,7 @@ def test_bad_feed_override_and_unknown_tensor(graph):
         ),
         ({"a": "cutoff"}, {"a": 0.5}, r"found a: cutoff; name the kind in kinds="),
         ({"b": "threshold"}, {"a": 0.5}, r"expected kinds= to name .* found \['b'\]"),
-        ({}, {"keep_prob": 0.0}, r"HParams: expected keep_prob to be a keep probability"),
+        ({}, {"keep_prob": 0.0}, r"HParams: expected keep_prob to be a finite number in"),
     ],
 )
 def test_bad_construction(graph, kinds, values, message):

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
+from tests.conftest import trainable_names
 from zoo import autoencoder, get_model, mlp_classifier, model_average
 from zoo.data import load_mnist
 from zoo.models import (
@@ -24,10 +25,6 @@ from zoo.models.parts import hidden_stack
 v1 = tf.compat.v1
 
 
-def names():
-    return sorted(v.name for v in v1.trainable_variables())
-
-
 def placeholders(n_in=784, n_classes=10):
     return (
         v1.placeholder(tf.float32, [None, n_in]),
@@ -38,7 +35,7 @@ def placeholders(n_in=784, n_classes=10):
 def test_tied_autoencoder_variables(graph):
     x, _ = placeholders()
     ae = autoencoder(x, tied=True, scope="ae", n_hidden=625)
-    assert names() == ["ae/decoder/b:0", "ae/encoder/W:0", "ae/encoder/b:0"]
+    assert trainable_names() == ["ae/decoder/b:0", "ae/encoder/W:0", "ae/encoder/b:0"]
     assert ae.decoder.tied_weight is ae.encoder.w
     assert ae.decoded.shape.as_list() == [None, 784] and ae.encoded.shape.as_list() == [
         None,
@@ -49,7 +46,7 @@ def test_tied_autoencoder_variables(graph):
 def test_untied_autoencoder_variables(graph):
     x, _ = placeholders()
     ae = autoencoder(x, tied=False, scope="ae")
-    assert "ae/decoder/W:0" in names() and len(names()) == 4
+    assert "ae/decoder/W:0" in trainable_names() and len(trainable_names()) == 4
     assert ae.decoder.w.shape == (625, 784)
 
 
@@ -68,27 +65,27 @@ def test_autoencoder_reuse_shares(graph):
     x, _ = placeholders()
     first = autoencoder(x, scope="ae")
     second = autoencoder(x, scope="ae", reuse=True)
-    assert len(names()) == 3 and second.encoder.w is first.encoder.w
+    assert len(trainable_names()) == 3 and second.encoder.w is first.encoder.w
 
 
 def test_mlp_reuse_adds_nothing_new_scope_doubles(graph):
     x, y = placeholders()
     m1 = mlp_classifier(x, y, scope="mlp1", hidden=(625, 625), l2=0.01)
-    assert names() == sorted(
+    assert trainable_names() == sorted(
         f"mlp1/{n}:0" for n in ("W_hid_1", "b_hid_1", "W_hid_2", "b_hid_2", "W_RO", "b_RO")
     )
     m2 = mlp_classifier(x, y, scope="mlp1", reuse=True)
-    assert len(names()) == 6
+    assert len(trainable_names()) == 6
     assert all(a.w is b.w for a, b in zip(m1.layers, m2.layers, strict=True))
     mlp_classifier(x, y, scope="mlp2")
-    assert len(names()) == 12
+    assert len(trainable_names()) == 12
 
 
 def test_auto_reuse_creates_then_shares(graph):
     x, y = placeholders()
     mlp_classifier(x, y, scope="m", reuse=v1.AUTO_REUSE)
     mlp_classifier(x, y, scope="m", reuse=v1.AUTO_REUSE)
-    assert len(names()) == 6
+    assert len(trainable_names()) == 6
 
 
 def test_mlp_loss_and_accuracy_match_numpy(graph):
@@ -223,8 +220,8 @@ HIDDEN_STACK_BUILDERS = [
 @pytest.mark.parametrize(
     "hidden, message",
     [
-        ((8, 0), r"^net: expected hidden\[1\] to be a positive int, found 0; "),
-        ((8, True), r"^net: expected hidden\[1\] to be a positive int, found True; "),
+        ((8, 0), r"^net: expected hidden\[1\] to be an int >= 1, found 0; "),
+        ((8, True), r"^net: expected hidden\[1\] to be an int >= 1, found True; "),
         (
             8,
             r"^net: expected hidden to be a sequence of positive ints, found 8; "

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from layers import ScopeError, ShapeError
+from tests.conftest import variable_names
 from zoo import share
 from zoo.__main__ import main
 from zoo.models import gru_step, rnn_classifier
@@ -18,17 +19,15 @@ _scopes = itertools.count()
 CELL = ["candidate/W", "candidate/b", "gates/W", "gates/b"]
 
 
-def names():
-    return sorted(v.op.name for v in v1.global_variables())
-
-
 def placeholders(width=784):
     return v1.placeholder(tf.float32, [None, width]), v1.placeholder(tf.float32, [None, 10])
 
 
 def test_shared_cell_is_four_variables_read_at_every_step(graph):
     net = rnn_classifier(*placeholders(), n_hidden=8)
-    assert names() == sorted([*(f"rnn/cell/{n}" for n in CELL), "rnn/W_RO", "rnn/b_RO"])
+    assert variable_names() == sorted(
+        [*(f"rnn/cell/{n}" for n in CELL), "rnn/W_RO", "rnn/b_RO"]
+    )
     assert len(net.steps) == len(net.states) == 28
     first = net.steps[0]
     assert all(step.params == first.params for step in net.steps)
@@ -44,7 +43,7 @@ def test_reuse_creates_nothing(graph):
     x, y = placeholders()
     net = rnn_classifier(x, y, n_hidden=8)
     again = rnn_classifier(x, y, scope="rnn", reuse=True, n_hidden=8)
-    assert len(names()) == 6
+    assert len(variable_names()) == 6
     assert again.steps[5].candidate.w is net.steps[0].candidate.w
     with pytest.raises(ScopeError, match="rnn/cell/gates/W yet \\(reuse=False\\)"):
         rnn_classifier(x, y, n_hidden=8)
@@ -53,7 +52,7 @@ def test_reuse_creates_nothing(graph):
 def test_per_step_cells_are_28_separate_sets(graph):
     net = rnn_classifier(*placeholders(), n_hidden=8, shared=False)
     expected = [f"rnn/cell_{t:02d}/{n}" for t in range(1, 29) for n in CELL]
-    assert names() == sorted([*expected, "rnn/W_RO", "rnn/b_RO"])
+    assert variable_names() == sorted([*expected, "rnn/W_RO", "rnn/b_RO"])
     weights = [step.gates.w for step in net.steps]
     assert len({id(w) for w in weights}) == 28
     assert all(len(readers(v)) == 1 for v in v1.global_variables())
@@ -114,7 +113,7 @@ def test_classifier_unrolls_like_numpy(graph, shared):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"n_hidden": 0}, "rnn: expected n_hidden to be a positive int, found 0"),
+        ({"n_hidden": 0}, "rnn: expected n_hidden to be an int >= 1, found 0"),
         ({"n_steps": 27}, "rnn: expected n_steps, a positive int that divides the 784 "
          "pixels of an image into rows, found n_steps=27"),
         ({"n_steps": 0}, "found n_steps=0"),

@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from layers import ScopeError, ShapeError, ZooError
+from tests.conftest import variable_names
 from zoo import share
 from zoo.models import embedding_tower, partners_in_batch, siamese
 from zoo.sharing.inspect import inspect_model, readers
@@ -17,10 +18,6 @@ from zoo.sharing.keras import ZooLayer
 v1 = tf.compat.v1
 _scopes = itertools.count()
 TOWER = ["W_embed", "W_hid_1", "b_embed", "b_hid_1"]
-
-
-def names():
-    return sorted(v.op.name for v in v1.global_variables())
 
 
 def pair_placeholders(width=784):
@@ -33,7 +30,7 @@ def pair_placeholders(width=784):
 
 def test_shared_tower_is_one_set_of_variables_read_by_both_images(graph):
     net = siamese(*pair_placeholders(), hidden=(16,), embedding_size=4)
-    assert names() == [f"siamese/tower/{n}" for n in TOWER]
+    assert variable_names() == [f"siamese/tower/{n}" for n in TOWER]
     first, second = net.towers
     for a, b in zip(first.layers, second.layers, strict=True):
         assert a.w is b.w and a.b is b.b
@@ -46,7 +43,7 @@ def test_reuse_creates_nothing_and_a_second_build_without_reuse_fails(graph):
     x1, x2, same = pair_placeholders()
     net = siamese(x1, x2, same, hidden=(16,), embedding_size=4)
     probe = siamese(x1, x1, scope="siamese", reuse=True, hidden=(16,), embedding_size=4)
-    assert len(names()) == 4 and probe.loss is None
+    assert len(variable_names()) == 4 and probe.loss is None
     assert probe.towers[0].layers[0].w is net.towers[0].layers[0].w
     with pytest.raises(ScopeError, match="siamese/tower/W_hid_1 yet \\(reuse=False\\)"):
         siamese(x1, x2, same, hidden=(16,), embedding_size=4)
@@ -54,7 +51,7 @@ def test_reuse_creates_nothing_and_a_second_build_without_reuse_fails(graph):
 
 def test_two_towers_have_separate_variables(graph):
     net = siamese(*pair_placeholders(), shared=False, hidden=(16,), embedding_size=4)
-    assert names() == [f"siamese/tower_{i}/{n}" for i in (1, 2) for n in TOWER]
+    assert variable_names() == [f"siamese/tower_{i}/{n}" for i in (1, 2) for n in TOWER]
     first, second = net.towers
     assert first.scope_name == "siamese/tower_1" and second.scope_name == "siamese/tower_2"
     for a, b in zip(first.layers, second.layers, strict=True):
@@ -120,10 +117,10 @@ def test_partners_in_batch_pair_half_of_one_class_by_the_stated_rule(graph):
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"embedding_size": 0}, ShapeError, "siamese: expected embedding_size to be a "
-         "positive int, found 0"),
-        ({"hidden": (16, -2)}, ShapeError, "siamese/tower: expected hidden\\[1\\] to be a "
-         "positive int, found -2"),
+        ({"embedding_size": 0}, ShapeError, "siamese: expected embedding_size to be an "
+         "int >= 1, found 0"),
+        ({"hidden": (16, -2)}, ShapeError, "siamese/tower: expected hidden\\[1\\] to be an "
+         "int >= 1, found -2"),
         ({"hidden": 16}, ShapeError, "expected hidden to be a sequence"),
         ({"margin": 0.0}, ZooError, "siamese: expected margin, .* > 0, found 0.0"),
         ({"margin": "1"}, ZooError, "siamese: expected margin, .* found '1'"),
@@ -184,5 +181,5 @@ def test_keras_twins_share_one_zoo_layer():
 def test_embedding_tower_alone(graph):
     x = v1.placeholder(tf.float32, [None, 784])
     tower = embedding_tower(x, hidden=(), embedding_size=2)
-    assert names() == ["tower/W_embed", "tower/b_embed"]
+    assert variable_names() == ["tower/W_embed", "tower/b_embed"]
     assert tower.embedding.shape.as_list() == [None, 2]

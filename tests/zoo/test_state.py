@@ -138,7 +138,9 @@ def test_non_trainable_copied_only_when_asked(graph):
 def test_tau_out_of_range(graph, tau):
     make("a", {"w": [1]})
     make("b", {"w": [1]})
-    with pytest.raises(ZooError, match=r"expected tau in \(0, 1\], found"):
+    with pytest.raises(
+        ZooError, match=r"expected tau to be a finite number in \(0, 1\], found"
+    ):
         copy_scope("a", "b", tau=tau)
 
 

@@ -289,10 +289,16 @@ def dense(inputs):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n": 0}, "expected the number of towers a positive int, found 0"),
-        ({"n": True}, "expected the number of towers a positive int, found True"),
-        ({"batch_norm": "all"}, "expected batch_norm one of per-tower, sync, found 'all'"),
-        ({"loss_reduction": "max"}, "expected loss_reduction one of mean, sum, found"),
+        ({"n": 0}, "expected the number of towers to be an int >= 1, found 0"),
+        ({"n": True}, "expected the number of towers to be an int >= 1, found True"),
+        (
+            {"batch_norm": "all"},
+            "expected batch_norm to be one of per-tower, sync, found 'all'",
+        ),
+        (
+            {"loss_reduction": "max"},
+            "expected loss_reduction to be one of mean, sum, found",
+        ),
         ({"scope": ""}, "expected scope a non-empty string, found ''"),
     ],
 )

@@ -158,7 +158,9 @@ def test_bad_steps_per_run_and_unloopable_inputs_are_refused(graph):
     batches = GraphBatches(dataset(), 8, window=12)
     optimizer = tf.compat.v1.train.AdagradOptimizer(0.1)
     for k in (0, 13, 2.0, True):
-        with pytest.raises(ZooError, match=r"expected steps_per_run an int in \[1, 12\]"):
+        with pytest.raises(
+            ZooError, match=r"expected steps_per_run to be an int in \[1, 12\]"
+        ):
             training.repeat_step(loss_and_code_mean, optimizer, batches, k)
     with pytest.raises(ZooError, match="expected jit_compile True or False, found 'yes'"):
         training.repeat_step(loss_and_code_mean, optimizer, batches, 4, jit_compile="yes")

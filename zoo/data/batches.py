@@ -27,8 +27,10 @@ Usage::
 import tensorflow as tf
 
 from layers.base import read_only
+from layers.checks import int_problem, require
 from layers.errors import DataError
 from layers.variables import require_graph
+from zoo.data.loaders import check_batch_size
 
 
 def batch_dataset(images, labels, batch_size, seed=0):
@@ -60,15 +62,6 @@ def batch_dataset(images, labels, batch_size, seed=0):
     )
 
 
-def check_batch_size(owner, batch_size, num_examples):
-    """Raises DataError naming ``owner`` unless ``0 < batch_size <= num_examples``."""
-    if isinstance(batch_size, bool) or not 0 < batch_size <= num_examples:
-        raise DataError(
-            f"{owner}: expected 0 < batch_size <= {num_examples} examples, found "
-            f"{batch_size}; load a split with data or use a smaller batch"
-        )
-
-
 class GraphBatches:
     """The next training batch of a :class:`zoo.data.DataSet`, gathered in the graph.
 
@@ -95,11 +88,12 @@ class GraphBatches:
     def __init__(self, dataset, batch_size, window=DEFAULT_WINDOW, name="batches"):
         require_graph("GraphBatches")
         check_batch_size("GraphBatches", batch_size, dataset.num_examples)
-        if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-            raise DataError(
-                f"GraphBatches: expected a positive int window, found {window!r}; "
-                "pass window=256 or another count of batches"
-            )
+        require(
+            "GraphBatches",
+            int_problem(window, name="window"),
+            "pass window=256 or another count of batches",
+            DataError,
+        )
         self.dataset, self.batch_size, self.window = dataset, batch_size, window
         self._arrays = (dataset.images, dataset.labels)
         self._states = []  # dataset state before each batch of the window
@@ -184,11 +178,12 @@ class GraphBatches:
                 "GraphBatches: expected initialize(session) before the first batch, "
                 "found none; call batches.initialize(session) after creating the session"
             )
-        if not 0 < count <= self.window:
-            raise DataError(
-                f"GraphBatches: expected 1 to window={self.window} batches per run, found "
-                f"{count}; build the GraphBatches with a larger window"
-            )
+        require(
+            "GraphBatches",
+            int_problem(count, 1, self.window, name="the batches per run"),
+            "build the GraphBatches with a larger window",
+            DataError,
+        )
         if self._consumed + count > self.window:
             self.dataset.restore(self.state())  # rewrite the window from the next batch
             self._states, rows = [], []

@@ -29,6 +29,7 @@ import zlib
 
 import numpy as np
 
+from layers.checks import choice_problem, int_problem, require
 from layers.errors import DataError
 
 DATASETS = ("mnist", "fashion_mnist")
@@ -215,11 +216,7 @@ class DataSet:
         Raises:
             DataError: the split is empty or ``batch_size`` is out of range.
         """
-        if not 0 < batch_size <= self.num_examples:
-            raise DataError(
-                f"next_batch: expected 0 < batch_size <= {self.num_examples} examples, "
-                f"found {batch_size}; load a split with data or use a smaller batch"
-            )
+        check_batch_size("next_batch", batch_size, self.num_examples)
         parts = []
         needed = batch_size
         while needed:
@@ -255,12 +252,7 @@ class DataSet:
         """
         epoch = state.get("epoch") if isinstance(state, dict) else None
         position = state.get("position") if isinstance(state, dict) else None
-        if not (
-            _is_int(epoch)
-            and _is_int(position)
-            and epoch >= 0
-            and 0 <= position < max(self.num_examples, 1)
-        ):
+        if int_problem(epoch, 0) or int_problem(position, 0, max(self.num_examples, 1) - 1):
             raise DataError(
                 f"DataSet.restore: expected {{'epoch': int >= 0, 'position': 0..."
                 f"{self.num_examples - 1}}}, found {state!r:.200}; the checkpoint is "
@@ -269,8 +261,16 @@ class DataSet:
         self.epoch, self.position = epoch, position
 
 
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
+def check_batch_size(owner, batch_size, num_examples):
+    """Raises DataError naming ``owner`` unless ``batch_size`` is an int in
+    ``[1, num_examples]``."""
+    require(
+        owner,
+        int_problem(batch_size, 1, num_examples, name="batch_size"),
+        f"the split has {num_examples} examples: load a split with data or use a "
+        "smaller batch",
+        DataError,
+    )
 
 
 @dataclasses.dataclass
@@ -426,11 +426,9 @@ def load_mnist(dataset=None, data_dir=None, validation=5000, one_hot=True, seed=
 
 
 def _check_dataset_name(dataset):
-    if dataset is not None and dataset not in DATASETS:
-        raise DataError(
-            f"load_mnist: expected dataset in {DATASETS}, found {dataset!r}; "
-            "pick one of those"
-        )
+    if dataset is not None:
+        problem = choice_problem(dataset, DATASETS, name="dataset")
+        require("load_mnist", problem, "pick one of those", DataError)
 
 
 def _check_directory(directory):

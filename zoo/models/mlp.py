@@ -13,6 +13,7 @@ import dataclasses
 import tensorflow as tf
 
 from layers import ReadOut
+from layers.checks import probability_problem, require
 from layers.errors import ShapeError, ZooError
 from layers.variables import l2_regularizer
 from zoo.models.parts import (
@@ -117,11 +118,9 @@ def check_keep_prob(owner, keep_prob):
     """
     if keep_prob is None or isinstance(keep_prob, tf.Tensor):
         return
-    if isinstance(keep_prob, bool) or not 0 < keep_prob <= 1:
-        raise ZooError(
-            f"{owner}: expected keep_prob, the probability of keeping a unit, in (0, 1], "
-            f"found {keep_prob!r}; pass e.g. keep_prob=0.5, or None for no dropout"
-        )
+    name = "keep_prob, the probability of keeping a unit,"
+    problem = probability_problem(keep_prob, name=name)
+    require(owner, problem, "pass e.g. keep_prob=0.5, or None for no dropout")
 
 
 @dataclasses.dataclass(frozen=True)

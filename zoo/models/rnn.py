@@ -28,6 +28,7 @@ import dataclasses
 import tensorflow as tf
 
 from layers import Dense, ReadOut
+from layers.checks import int_problem
 from layers.dense import check_size
 from layers.errors import ShapeError
 from zoo.models.parts import builder_scope, classifier_head, input_width
@@ -148,10 +149,7 @@ def rnn_classifier(x, y, scope="rnn", reuse=False, n_hidden=128, n_steps=28, sha
         width = input_width(owner, x, "x")
         n_classes = input_width(owner, y, "one-hot labels y")
         check_size(owner, n_hidden=n_hidden)
-        positive = (
-            isinstance(n_steps, int) and not isinstance(n_steps, bool) and n_steps > 0
-        )
-        if not positive or width % n_steps:
+        if int_problem(n_steps) or width % n_steps:
             raise ShapeError(
                 f"{owner}: expected n_steps, a positive int that divides the {width} "
                 f"pixels of an image into rows, found n_steps={n_steps!r}; pass e.g. "

@@ -25,13 +25,13 @@ Usage::
 """
 
 import dataclasses
-import numbers
 
 import tensorflow as tf
 
 from layers import Dense
+from layers.checks import number_problem, require
 from layers.dense import check_size
-from layers.errors import ShapeError, ZooError
+from layers.errors import ShapeError
 from zoo.models.parts import builder_scope, hidden_stack, input_width
 
 
@@ -185,11 +185,9 @@ def siamese(
 
 def check_margin(owner, margin):
     """Raises ZooError naming ``owner`` unless ``margin`` is a positive number."""
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not margin > 0:
-        raise ZooError(
-            f"{owner}: expected margin, the distance beyond which a pair of two classes "
-            f"costs nothing, > 0, found {margin!r}; pass e.g. margin=1.0"
-        )
+    name = "margin, the distance beyond which a pair of two classes costs nothing,"
+    problem = number_problem(margin, 0, low_open=True, name=name)
+    require(owner, problem, "pass e.g. margin=1.0")
 
 
 def contrastive_loss(distance, same, margin, name="loss"):

@@ -21,6 +21,7 @@ import json
 import os
 import socket
 
+from layers.checks import int_problem, require
 from layers.errors import ZooError
 
 JOBS = ("ps", "worker")
@@ -103,11 +104,8 @@ def split_address(address, owner="cluster"):
             f"{owner}: expected an address host:port, found {address!r}; write it like "
             "127.0.0.1:2222"
         )
-    if not 0 < int(port) < 65536:
-        raise ZooError(
-            f"{owner}: expected a port in 1..65535, found {port} in {address!r}; pick "
-            "another port"
-        )
+    problem = int_problem(int(port), 1, 65535, name=f"the port of {address!r}")
+    require(owner, problem, "pick another port")
     return host, int(port)
 
 

@@ -39,6 +39,7 @@ import threading
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util  # no public XLA-context test
 
+from layers.checks import choice_problem, int_problem, require
 from layers.errors import ScopeError, ShapeError, ZooError
 from layers.normalization import batch_statistics
 from zoo.training.steps import loss_and_metrics
@@ -154,11 +155,7 @@ def data_parallel(
         ("batch_norm", batch_norm, BATCH_NORM_MODES),
         ("loss_reduction", loss_reduction, LOSS_REDUCTIONS),
     ):
-        if value not in allowed:
-            raise ZooError(
-                f"towers: expected {name} one of {', '.join(allowed)}, found "
-                f"{value!r}; pass one of those"
-            )
+        require("towers", choice_problem(value, allowed, name=name), "pass one of those")
     if not isinstance(scope, str) or not scope.strip("/"):
         raise ZooError(
             f"towers: expected scope a non-empty string, found {scope!r}; pass the "
@@ -202,11 +199,9 @@ def data_parallel(
 
 
 def _check_count(towers):
-    if isinstance(towers, bool) or not isinstance(towers, int) or towers < 1:
-        raise ZooError(
-            f"towers: expected the number of towers a positive int, found {towers!r}; "
-            "pass towers=1 or more"
-        )
+    require(
+        "towers", int_problem(towers, name="the number of towers"), "pass towers=1 or more"
+    )
 
 
 def _mean(tensors):

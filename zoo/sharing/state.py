@@ -30,6 +30,7 @@ import re
 
 import tensorflow as tf
 
+from layers.checks import probability_problem, require
 from layers.errors import EagerError, ScopeError, ShapeError, ZooError
 from layers.variables import full_name
 
@@ -309,12 +310,13 @@ def match_by_name(owner, src, dst, src_label, dst_label):
 
 
 def check_tau(owner, tau):
-    """Raises ZooError unless ``tau`` is a number in (0, 1]."""
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau <= 1:
-        raise ZooError(
-            f"{owner}: expected tau in (0, 1], found {tau!r}; pass tau=1.0 for a hard "
-            "copy or a small positive fraction such as 0.01 for a soft update"
-        )
+    """Raises ZooError unless ``tau`` is a finite number in (0, 1]."""
+    require(
+        owner,
+        probability_problem(tau, name="tau"),
+        "pass tau=1.0 for a hard copy or a small positive fraction such as 0.01 for a "
+        "soft update",
+    )
 
 
 def _copy(owner, src, dst, tau, src_label, dst_label):

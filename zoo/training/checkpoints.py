@@ -15,7 +15,6 @@ leads outside its directory is refused here, for every caller.
 import contextlib
 import io
 import json
-import math
 import os
 import random
 import re
@@ -26,6 +25,7 @@ import zipfile
 import numpy as np
 import tensorflow as tf
 
+from layers.checks import int_problem, number_problem, require
 from layers.errors import DataError, RunInterrupted, ZooError
 from zoo.training.files import atomic_write, write_json
 
@@ -82,11 +82,11 @@ class Checkpointer:
     """
 
     def __init__(self, directory, every=1000, resume=False, command=None):
-        if isinstance(every, bool) or not isinstance(every, int) or every <= 0:
-            raise ZooError(
-                f"Checkpointer: expected a positive int period every=, found {every!r}; "
-                "pass every=1000 or another number of steps"
-            )
+        require(
+            "Checkpointer",
+            int_problem(every, name="every"),
+            "pass every=1000 or another number of steps",
+        )
         self.directory, self.every, self.resume = directory, every, bool(resume)
         self.command = command or f"the same code with resume=True on {directory}"
         self.root = os.path.join(directory, "checkpoints")
@@ -329,20 +329,12 @@ def _read_checkpoint(path):
     )
 
 
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value):
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _state_problem(state, examples):
     """Returns what is wrong with a checkpoint's state, or None."""
     if not isinstance(state, dict):
         return f"a state of type {type(state).__name__}"
     for field in ("step", "batch_size", "seed", "examples"):
-        if not _is_int(state[field]) or state[field] < 0:
+        if not _is_int(state[field], 0):
             return f"{field} {state[field]!r} (expected an int >= 0)"
     data = state["data"]
     # A DataSet's (epoch, position) is checked here; other batch sources (a
@@ -350,15 +342,13 @@ def _state_problem(state, examples):
     dataset_state = not isinstance(data, dict) or set(data) <= {"epoch", "position"}
     if dataset_state and not (
         isinstance(data, dict)
-        and _is_int(data.get("epoch"))
-        and _is_int(data.get("position"))
-        and data["epoch"] >= 0
-        and 0 <= data["position"] < max(examples, 1)
+        and _is_int(data.get("epoch"), 0)
+        and _is_int(data.get("position"), 0, max(examples, 1) - 1)
     ):
         expected = f"epoch >= 0, 0 <= position < {examples}"
         return f"data position {data!r:.100} (expected {expected})"
     seconds = state["seconds"]
-    if not _is_number(seconds) or not math.isfinite(seconds) or seconds < 0:
+    if number_problem(seconds, 0):
         return f"seconds {seconds!r} (expected a finite number >= 0)"
     logged = state["logged"]
     if not isinstance(logged, list) or not all(_is_log_entry(e) for e in logged):
@@ -374,7 +364,6 @@ def _is_log_entry(entry):
         and len(entry) in (2, 3)
         and _is_int(entry[0])
         and _is_number(entry[1])
-        and math.isfinite(entry[1])
         and (len(entry) == 2 or isinstance(entry[2], dict))
     )
 
@@ -389,19 +378,27 @@ def _is_rng_state(rng):
         kind == "MT19937"
         and isinstance(keys, list)
         and len(keys) == 624
-        and all(_is_int(k) and 0 <= k < 2**32 for k in keys)
-        and _is_int(position)
-        and 0 <= position <= 624
+        and all(_is_int(k, 0, 2**32 - 1) for k in keys)
+        and _is_int(position, 0, 624)
         and _is_int(has_gauss)
         and _is_number(gauss)
         and _is_int(version)
         and isinstance(internal, list)
         and len(internal) == 625
-        and all(_is_int(k) and 0 <= k < 2**32 for k in internal[:624])
-        and _is_int(internal[624])
-        and 0 <= internal[624] <= 624
+        and all(_is_int(k, 0, 2**32 - 1) for k in internal[:624])
+        and _is_int(internal[624], 0, 624)
         and (gauss_next is None or _is_number(gauss_next))
     )
+
+
+def _is_int(value, minimum=None, maximum=None):
+    """Whether ``value`` is an int (not a bool) in ``[minimum, maximum]``."""
+    return int_problem(value, minimum, maximum) is None
+
+
+def _is_number(value):
+    """Whether ``value`` is a finite real number (not a bool)."""
+    return number_problem(value) is None
 
 
 def _check_state(path, state, examples):

@@ -47,12 +47,10 @@ together::
 """
 
 import dataclasses
-import math
-import numbers
-from collections.abc import Callable
 
 import tensorflow as tf
 
+from layers.checks import number_problem, require
 from layers.errors import EagerError, ZooError
 
 
@@ -61,20 +59,21 @@ class Kind:
     """What values a kind of hyperparameter accepts.
 
     Attributes:
-        allowed: the accepted values, in words (used in error messages).
-        accepts: predicate on a finite float.
+        bounds: the bounds of :func:`layers.checks.number_problem` (``low``,
+            ``high``, ``low_open``, ``high_open``); none for any finite number.
+        example: a good value, named in the message of a bad one.
     """
 
-    allowed: str
-    accepts: Callable[[float], bool]
+    bounds: dict
+    example: float
 
 
 KINDS = {
-    "threshold": Kind("any finite number", lambda value: True),
-    "keep_prob": Kind("a keep probability in (0, 1]", lambda value: 0 < value <= 1),
-    "learning_rate": Kind("a learning rate >= 0", lambda value: value >= 0),
-    "l2": Kind("an L2 weight >= 0", lambda value: value >= 0),
-    "clip_norm": Kind("a clipping norm > 0", lambda value: value > 0),
+    "threshold": Kind({}, 0.5),
+    "keep_prob": Kind({"low": 0, "high": 1, "low_open": True}, 0.5),
+    "learning_rate": Kind({"low": 0}, 0.01),
+    "l2": Kind({"low": 0}, 1e-4),
+    "clip_norm": Kind({"low": 0, "low_open": True}, 10.0),
 }
 
 
@@ -94,13 +93,9 @@ def check_value(owner, name, kind, value):
         ZooError: ``value`` is not a real number (a string, a bool, None), is not
             finite, or is outside what ``kind`` accepts.
     """
-    allowed = KINDS[kind].allowed
-    is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not is_number or not math.isfinite(value) or not KINDS[kind].accepts(value):
-        raise ZooError(
-            f"{owner}: expected {name} to be {allowed}, found {value!r}; pass {name}="
-            f"<{allowed}>"
-        )
+    kind = KINDS[kind]
+    problem = number_problem(value, **kind.bounds, name=name)
+    require(owner, problem, f"pass e.g. {name}={kind.example:g}")
     return float(value)
 
 

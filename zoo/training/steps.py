@@ -8,10 +8,10 @@ runs what these build.
 """
 
 import dataclasses
-import math
 
 import tensorflow as tf
 
+from layers.checks import int_problem, number_problem, require
 from layers.errors import ScopeError, ZooError
 from layers.variables import function_of_graph
 
@@ -236,16 +236,11 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
 
 def check_clip_norm(owner, clip_norm):
     """Raises ZooError naming ``owner`` unless ``clip_norm`` is None or a number > 0."""
-    if clip_norm is None:
-        return
-    if (
-        isinstance(clip_norm, bool)
-        or not isinstance(clip_norm, (int, float))
-        or not 0 < clip_norm < math.inf
-    ):
-        raise ZooError(
-            f"{owner}: expected the gradients' clip norm to be None or a finite number "
-            f"> 0, found {clip_norm!r}; pass e.g. 10.0, or None to leave them as they are"
+    if clip_norm is not None:
+        require(
+            owner,
+            number_problem(clip_norm, 0, low_open=True, name="the gradients' clip norm"),
+            "pass e.g. 10.0, or None to leave them as they are",
         )
 
 
@@ -308,16 +303,12 @@ def _check_steps_per_run(steps_per_run, batches):
             f"{type(batches).__name__}; a feed_dict source cannot be looped in one run: "
             "use zoo.data.batches.GraphBatches, or train_loop with one step per run"
         )
-    if (
-        isinstance(steps_per_run, bool)
-        or not isinstance(steps_per_run, int)
-        or not 1 <= steps_per_run <= batches.window
-    ):
-        raise ZooError(
-            f"repeat_step: expected steps_per_run an int in [1, {batches.window}] (the "
-            f"batches' window), found {steps_per_run!r}; pass a K in that range, or "
-            "build GraphBatches with a larger window"
-        )
+    require(
+        "repeat_step",
+        int_problem(steps_per_run, 1, batches.window, name="steps_per_run"),
+        f"pass a K of at most the batches' window {batches.window}, or build "
+        "GraphBatches with a larger window",
+    )
 
 
 def loss_and_metrics(built, owner="repeat_step", function="loss_fn"):
