@@ -147,8 +147,8 @@ def test_td_target_and_loss_equal_numpy(graph, target_network):
         ({"period": 2.5}, r"sync period C to be an int >= 1, found 2.5"),
         ({"tau": 0.0}, r"dqn: expected tau.* in \(0, 1\], found 0.0"),
         ({"tau": 1.5}, r"dqn: expected tau.* in \(0, 1\], found 1.5"),
-        ({"max_grad_norm": 0.0}, r"dqn: expected the gradients' clip norm to be None or a "
-         "finite number > 0, found 0.0"),
+        ({"max_grad_norm": 0.0}, r"dqn: expected the gradients' clip norm to be a finite "
+         "number > 0, found 0.0; pass e.g. 10.0, or None"),
         ({"updates_per_run": 0}, r"dqn: expected updates_per_run to be an int >= 1, found "
          "0; pass 1"),
         ({"gamma": 1.5}, r"dqn: expected the discount gamma to be a finite number in "
