@@ -1,7 +1,9 @@
 """zoo.compat: unmodified TF1 code (tf.compat.v1.layers, tf-slim 1.1.0) on Keras 3."""
 
 import importlib.util
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -225,6 +227,7 @@ def test_dcgan_with_tf_layers_equals_tensorflows_legacy_layers(tmp_path):
             np.testing.assert_allclose(found[part][name], value, rtol=1e-5, atol=1e-5)
 
 
+@keras.saving.register_keras_serializable(package="tests")
 def critic(images, training):
     """The DCGAN discriminator as a Keras layer's function (``training`` from Keras)."""
     return tf1_programs.discriminator(v1.layers, images, training=training)
@@ -235,7 +238,7 @@ def critic(images, training):
     reason="issue 30 item 1 (tf1fix): before weights are paired by name, ZooLayer hands "
     "moving_mean the weight of another variable (batch norm before a dense layer)",
 )
-def test_dcgan_discriminator_trains_as_a_keras_3_layer():
+def test_dcgan_discriminator_trains_as_a_keras_3_layer_and_keeps_its_weights(tmp_path):
     zoo.compat.install()
     keras.utils.set_random_seed(0)
     layer = zoo.ZooLayer(critic)
@@ -249,3 +252,33 @@ def test_dcgan_discriminator_trains_as_a_keras_3_layer():
     model.compile(keras.optimizers.Adam(1e-3), keras.losses.BinaryCrossentropy(True))
     history = model.fit(images, labels, batch_size=8, epochs=3, verbose=0).history["loss"]
     assert history[-1] < 0.5 * history[0]
+    model.save(tmp_path / "critic.keras")
+    loaded = keras.saving.load_model(tmp_path / "critic.keras")
+    np.testing.assert_array_equal(loaded.predict(images[:8]), model.predict(images[:8]))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
+def test_tensorflows_shim_loses_weights_in_keras_files(tmp_path):
+    """The docs' table: track_tf1_style_variables under tf_keras, saved as .keras."""
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.tf1_shim_probe", str(tmp_path)],
+        cwd=tf1_programs.REPO, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["weights"][0] == report["weights"][1] == 8
+    assert report["restored"] == {"keras": 2, "h5": 8}
+    assert report["difference"]["keras"] > 0.1 and report["difference"]["h5"] == 0.0
+
+
+def doc_blocks():
+    """docs/tf1-layers.md's python blocks, in order."""
+    page = (tf1_programs.REPO / "docs" / "tf1-layers.md").read_text()
+    return re.findall(r"```python\n(.*?)```", page, flags=re.S)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tf_slim") is None, reason="needs tf-slim")
+def test_the_page_runs_as_written():
+    namespace = {"__name__": "tf1_layers_doc"}
+    exec(compile("\n".join(doc_blocks()), "<docs/tf1-layers.md>", "exec"), namespace)  # noqa: S102
+    assert len(doc_blocks()) == 2 and namespace["changed"]
