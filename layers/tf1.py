@@ -346,7 +346,7 @@ class _Convolution(_Projection):
         ShapeError: the input is not of rank ``rank + 2`` with known channels.
     """
 
-    rank = None
+    family, rank = "Conv1D/2D/3D", None
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, activation=None,
@@ -398,19 +398,15 @@ class _Convolution(_Projection):
         return self._finish(outputs, self._format)
 
 
-class Conv1D(_Convolution):
-    __doc__ = _Convolution.__doc__.replace("Conv1D/2D/3D", "Conv1D")
-    rank = 1
+def _variant(base, name, rank, **attributes):
+    """The subclass ``name`` of ``base`` for ``rank`` spatial dimensions, TF's name
+    written into its docstring in place of ``base.family``."""
+    namespace = {"__doc__": base.__doc__.replace(base.family, name), "__module__": __name__,
+                 "__qualname__": name, "rank": rank, **attributes}  # fmt: skip
+    return type(name, (base,), namespace)
 
 
-class Conv2D(_Convolution):
-    __doc__ = _Convolution.__doc__.replace("Conv1D/2D/3D", "Conv2D")
-    rank = 2
-
-
-class Conv3D(_Convolution):
-    __doc__ = _Convolution.__doc__.replace("Conv1D/2D/3D", "Conv3D")
-    rank = 3
+Conv1D, Conv2D, Conv3D = (_variant(_Convolution, f"Conv{n}D", n) for n in (1, 2, 3))
 
 
 class Conv2DTranspose(_Convolution):
@@ -692,7 +688,7 @@ class _Pooling(Layer):
         ZooError: a size, the padding or the data format is not one of those.
     """
 
-    rank, pool = None, None
+    family, rank, pool = "MaxPooling/AveragePooling", None, None
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
@@ -713,24 +709,14 @@ class _Pooling(Layer):
         )
 
 
-class MaxPooling1D(_Pooling):
-    __doc__ = _Pooling.__doc__.replace("MaxPooling/AveragePooling", "MaxPooling1D")
-    rank, pool = 1, staticmethod(tf.nn.max_pool1d)
-
-
-class MaxPooling2D(_Pooling):
-    __doc__ = _Pooling.__doc__.replace("MaxPooling/AveragePooling", "MaxPooling2D")
-    rank, pool = 2, staticmethod(tf.nn.max_pool2d)
-
-
-class AveragePooling1D(_Pooling):
-    __doc__ = _Pooling.__doc__.replace("MaxPooling/AveragePooling", "AveragePooling1D")
-    rank, pool = 1, staticmethod(tf.nn.avg_pool1d)
-
-
-class AveragePooling2D(_Pooling):
-    __doc__ = _Pooling.__doc__.replace("MaxPooling/AveragePooling", "AveragePooling2D")
-    rank, pool = 2, staticmethod(tf.nn.avg_pool2d)
+MaxPooling1D = _variant(_Pooling, "MaxPooling1D", 1, pool=staticmethod(tf.nn.max_pool1d))
+MaxPooling2D = _variant(_Pooling, "MaxPooling2D", 2, pool=staticmethod(tf.nn.max_pool2d))
+AveragePooling1D = _variant(
+    _Pooling, "AveragePooling1D", 1, pool=staticmethod(tf.nn.avg_pool1d)
+)
+AveragePooling2D = _variant(
+    _Pooling, "AveragePooling2D", 2, pool=staticmethod(tf.nn.avg_pool2d)
+)
 
 
 class Flatten(Layer):
