@@ -175,18 +175,19 @@ class Layer:
     def build(self, input_shape):
         """Makes the layer's variables (none here)."""
 
-    def add_weight(self, name, shape, initializer=None, regularizer=None, constraint=None,
-                   trainable=True):  # fmt: skip
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                   trainable=True, constraint=None):  # fmt: skip
         """Creates or reuses ``<scope>/<name>`` with ``tf.compat.v1.get_variable``.
 
         Args:
             name: the variable's name in the layer's scope.
             shape: list of ints.
+            dtype: None for the layer's.
             initializer: None for the scope's (TF's default: Glorot uniform).
             regularizer: None, or ``variable -> scalar``; in a graph its loss joins
                 ``REGULARIZATION_LOSSES`` once, when the variable is created.
-            constraint: None, or a projection applied after optimizer updates.
             trainable: False for statistics that are not trained.
+            constraint: None, or a projection applied after optimizer updates.
 
         Returns:
             The variable.
@@ -196,7 +197,8 @@ class Layer:
         trainable = trainable and self.trainable
         try:
             variable = tf.compat.v1.get_variable(
-                name, shape, self.dtype, initializer=initializer, regularizer=regularizer,
+                name, shape, dtype or self.dtype, initializer=initializer,
+                regularizer=regularizer,
                 trainable=trainable, constraint=constraint,
             )  # fmt: skip
         except ValueError as err:
@@ -205,6 +207,8 @@ class Layer:
             variable
         )
         return variable
+
+    add_variable = add_weight
 
     def _dimension(self, input_shape, rank, axis, what):
         """The static size of ``axis`` of an input of ``rank`` dimensions.
@@ -234,9 +238,14 @@ def with_tensorflow_words(owner, name, shape, err):
     return type(zoo_error)(f"{zoo_error} (TensorFlow: {str(err).splitlines()[0]})")
 
 
+def settings(initializer=None, regularizer=None, constraint=None):
+    """One variable's ``add_weight`` arguments, from a layer's ``<variable>_*`` ones."""
+    return dict(initializer=initializer, regularizer=regularizer, constraint=constraint)
+
+
 def _sizes(owner, value, rank, what):
     """``value`` (an int or ``rank`` ints, each >= 1) as a tuple of ``rank`` ints."""
-    values = (value,) * rank if isinstance(value, int) else tuple(value)
+    values = tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
     problems = [int_problem(item, name=what) for item in values]
     if len(values) != rank:
         problems = [f"expected {what} to be an int or {rank} ints, found {value!r}"]
@@ -274,14 +283,14 @@ class _Projection(Layer):
     """
 
     def _project(self, activation, use_bias, kernel, bias):
-        """Keeps the activation and the (initializer, regularizer, constraint) triples."""
+        """Keeps the activation and each (initializer, regularizer, constraint)."""
         self.activation, self.use_bias = activation, use_bias
-        self._kernel_settings, self._bias_settings = kernel, bias
+        self._kernel_settings, self._bias_settings = settings(*kernel), settings(*bias)
         self.kernel = self.bias = None
 
     def _make_bias(self, width):
         if self.use_bias:
-            self.bias = self.add_weight("bias", [width], *self._bias_settings)
+            self.bias = self.add_weight("bias", [width], **self._bias_settings)
 
     def _finish(self, outputs, data_format=None):
         """Adds the bias (on the channels of ``data_format``), applies the activation."""
@@ -321,7 +330,8 @@ class Dense(_Projection):
 
     def build(self, input_shape):
         width = self._dimension(input_shape, max(input_shape.rank or 0, 2), -1, "last")
-        self.kernel = self.add_weight("kernel", [width, self.units], *self._kernel_settings)
+        shape = [width, self.units]
+        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
         self._make_bias(self.units)
 
     def call(self, inputs):
@@ -383,7 +393,7 @@ class _Convolution(_Projection):
 
     def build(self, input_shape):
         shape = [*self.kernel_size, self._channels(input_shape), self.filters]
-        self.kernel = self.add_weight("kernel", shape, *self._kernel_settings)
+        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
         self._make_bias(self.filters)
 
     def call(self, inputs):
@@ -434,7 +444,7 @@ class Conv2DTranspose(_Convolution):
 
     def build(self, input_shape):
         shape = [*self.kernel_size, self.filters, self._channels(input_shape)]
-        self.kernel = self.add_weight("kernel", shape, *self._kernel_settings)
+        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
         self._make_bias(self.filters)
 
     def _grown(self, size, axis):
@@ -500,10 +510,10 @@ class SeparableConv2D(_Convolution):
             "pass e.g. depth_multiplier=1",
         )
         self.depth_multiplier = depth_multiplier
-        self._depthwise_settings = (
+        self._depthwise_settings = settings(
             depthwise_initializer, depthwise_regularizer, depthwise_constraint
         )
-        self._pointwise_settings = (
+        self._pointwise_settings = settings(
             pointwise_initializer, pointwise_regularizer, pointwise_constraint
         )
 
@@ -512,12 +522,12 @@ class SeparableConv2D(_Convolution):
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel",
             [*self.kernel_size, channels, self.depth_multiplier],
-            *self._depthwise_settings,
+            **self._depthwise_settings,
         )
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel",
             [1, 1, channels * self.depth_multiplier, self.filters],
-            *self._pointwise_settings,
+            **self._pointwise_settings,
         )
         self._make_bias(self.filters)
 
@@ -577,10 +587,10 @@ class BatchNormalization(Layer):
         self.axis, self.momentum, self.epsilon = axis, momentum, epsilon
         self.center, self.scale, self.fused = center, scale, fused
         self._settings = {
-            "gamma": (gamma_initializer, gamma_regularizer, gamma_constraint),
-            "beta": (beta_initializer, beta_regularizer, beta_constraint),
-            "moving_mean": (moving_mean_initializer,),
-            "moving_variance": (moving_variance_initializer,),
+            "gamma": settings(gamma_initializer, gamma_regularizer, gamma_constraint),
+            "beta": settings(beta_initializer, beta_regularizer, beta_constraint),
+            "moving_mean": settings(moving_mean_initializer),
+            "moving_variance": settings(moving_variance_initializer),
         }
         self.gamma = self.beta = None
 
@@ -597,11 +607,11 @@ class BatchNormalization(Layer):
         self._shape = [input_shape[i] if i in self._axes else 1 for i in range(rank)]
         params = sizes if len(sizes) == 1 else self._shape
         if self.scale:
-            self.gamma = self.add_weight("gamma", params, *self._settings["gamma"])
+            self.gamma = self.add_weight("gamma", params, **self._settings["gamma"])
         if self.center:
-            self.beta = self.add_weight("beta", params, *self._settings["beta"])
+            self.beta = self.add_weight("beta", params, **self._settings["beta"])
         self.moving_mean, self.moving_variance = (
-            self.add_weight(name, params, *self._settings[name], trainable=False)
+            self.add_weight(name, params, trainable=False, **self._settings[name])
             for name in ("moving_mean", "moving_variance")
         )
 

@@ -183,3 +183,28 @@ def test_bad_arguments_name_the_layer_and_the_fix(graph, build, message):
 def test_an_input_without_known_channels_is_refused(graph):
     with pytest.raises(ShapeError, match="conv2d: expected an input of rank 4 with"):
         tf1.conv2d(v1.placeholder(tf.float32, [None, 4, 4, None]), 2, 3)
+
+
+class Scale(tf1.Layer):
+    """A user's own TF1 layer: one variable made in ``build``, read in ``call``."""
+
+    def build(self, input_shape):
+        ones = v1.ones_initializer()
+        self.scale = self.add_weight("scale", [int(input_shape[-1])], initializer=ones)
+
+    def call(self, inputs):
+        return inputs * self.scale
+
+
+def test_a_users_own_layer_subclass_gets_its_scope_and_variables(graph):
+    x = v1.placeholder(tf.float32, [None, 3])
+    layer = Scale()
+    y, z = layer(x), Scale()(x)
+    assert names(v1.global_variables()) == ["scale/scale", "scale_1/scale"]
+    assert layer.trainable_variables == [layer.scale] and layer.scope_name == "scale"
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(layer.scale.assign([1.0, 2.0, 3.0]))
+        out, other = session.run([y, z], {x: np.ones([2, 3])})
+    np.testing.assert_array_equal(out, [[1, 2, 3], [1, 2, 3]])
+    np.testing.assert_array_equal(other, np.ones([2, 3]))
