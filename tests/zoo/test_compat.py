@@ -233,11 +233,6 @@ def critic(images, training):
     return tf1_programs.discriminator(v1.layers, images, training=training)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 30 item 1 (tf1fix): before weights are paired by name, ZooLayer hands "
-    "moving_mean the weight of another variable (batch norm before a dense layer)",
-)
 def test_dcgan_discriminator_trains_as_a_keras_3_layer_and_keeps_its_weights(tmp_path):
     zoo.compat.install()
     keras.utils.set_random_seed(0)
