@@ -277,3 +277,28 @@ def test_the_page_runs_as_written():
     namespace = {"__name__": "tf1_layers_doc"}
     exec(compile("\n".join(doc_blocks()), "<docs/tf1-layers.md>", "exec"), namespace)  # noqa: S102
     assert len(doc_blocks()) == 2 and namespace["changed"]
+
+
+@keras.saving.register_keras_serializable(package="tests")
+def regularized(x):
+    """Two ``tf.layers.dense`` with L2 penalties on both kernels and the last bias."""
+    l2 = tf1_programs.l2_regularizer
+    h = v1.layers.dense(x, 6, activation=tf.nn.relu, kernel_regularizer=l2)
+    return v1.layers.dense(h, 2, kernel_regularizer=l2, bias_regularizer=l2)
+
+
+def test_tf_layers_regularizers_count_once_in_a_graph_and_in_zoo_layer():
+    zoo.compat.install()
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 4])
+        for reuse in (None, True):
+            with v1.variable_scope("net", reuse=reuse):
+                regularized(x)
+        in_graph = len(v1.losses.get_regularization_losses())
+    layer = zoo.ZooLayer(regularized)
+    keras.Model(inputs := keras.Input((4,)), layer(inputs))
+    penalized = ("dense/kernel", "dense_1/kernel", "dense_1/bias")
+    by_name = dict(zip(layer.variable_names, layer.weights, strict=True))
+    expected = sum(0.01 * 0.5 * np.sum(by_name[n].numpy() ** 2) for n in penalized)
+    assert in_graph == len(layer.losses) == 3
+    assert float(sum(layer.losses)) == pytest.approx(expected, rel=1e-5)
