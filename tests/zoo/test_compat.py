@@ -130,15 +130,16 @@ def slim_nets():
         return []
     from tf_slim.nets import alexnet, inception_v1, resnet_v1
 
-    return [
+    nets = [
         ("resnet_v1_50", resnet_v1.resnet_v1_50, resnet_v1.resnet_arg_scope, 64),
         ("alexnet_v2", alexnet.alexnet_v2, alexnet.alexnet_v2_arg_scope, 224),
         ("inception_v1", inception_v1.inception_v1, inception_v1.inception_v1_arg_scope,
          224),
     ]
+    return [pytest.param(*net, id=net[0]) for net in nets]
 
 
-@pytest.mark.parametrize("name, net, arg_scope, size", slim_nets(), ids=lambda p: str(p))
+@pytest.mark.parametrize("name, net, arg_scope, size", slim_nets())
 def test_tf_slim_nets_build_and_run_with_their_default_batch_norm(
     graph, name, net, arg_scope, size
 ):
