@@ -144,6 +144,8 @@ class Layer:
             ScopeError: the variables exist and reuse is off, or reuse is on and
                 they do not exist (TensorFlow's own words are in the message).
         """
+        if self.has_variables():  # refused before its default name is taken
+            require_graph(self._scope.name if self._scope else self._base_name)
         if self._scope is None:
             opened = (
                 tf.compat.v1.variable_scope(self._base_name)
@@ -172,6 +174,11 @@ class Layer:
 
     apply = __call__
 
+    @classmethod
+    def has_variables(cls):
+        """Whether the layer makes variables (its class defines ``build``)."""
+        return cls.build is not Layer.build
+
     def build(self, input_shape):
         """Makes the layer's variables (none here)."""
 
@@ -193,7 +200,7 @@ class Layer:
             The variable.
         """
         owner = self._scope.name
-        require_graph(owner)
+        require_graph(owner)  # a subclass may make variables outside ``build``
         trainable = trainable and self.trainable
         try:
             variable = tf.compat.v1.get_variable(
@@ -771,7 +778,7 @@ def _function_form(cls, training=False, last=()):
         p for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
         if p.kind is keyword
     ]  # fmt: skip
-    reuse = cls.build is not Layer.build
+    reuse = cls.has_variables()
     if training:
         before = "trainable" if any(p.name == "trainable" for p in arguments) else "name"
         at = next(i for i, p in enumerate(arguments) if p.name == before)

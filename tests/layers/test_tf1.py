@@ -208,3 +208,13 @@ def test_a_users_own_layer_subclass_gets_its_scope_and_variables(graph):
         out, other = session.run([y, z], {x: np.ones([2, 3])})
     np.testing.assert_array_equal(out, [[1, 2, 3], [1, 2, 3]])
     np.testing.assert_array_equal(other, np.ones([2, 3]))
+
+
+def test_a_refused_eager_call_takes_no_default_name():
+    """ZooLayer names a function's variables in a scratch graph, then calls it eagerly:
+    an earlier refused eager call must not have moved the next default name."""
+    with v1.variable_scope("probe"):
+        with pytest.raises(EagerError):
+            tf1.dense(tf.ones([2, 4]), 3)
+        with v1.variable_scope(None, default_name="dense") as next_default:
+            assert next_default.name == "probe/dense"
