@@ -1,0 +1,220 @@
+"""layers.tf1: TF 1.15's tf.layers on get_variable, against TensorFlow's legacy layers."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo
+from layers import tf1
+from layers.errors import EagerError, ScopeError, ShapeError, ZooError
+from tests import tf1_programs
+
+v1 = tf.compat.v1
+LEGACY = importlib.util.find_spec("tf_keras") is not None
+LAYERS = [name for name in tf1.__all__ if name != "Layer"]
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory):
+    """What TensorFlow's own ``tf.compat.v1.layers`` (tf_keras) computes and takes."""
+    if not LEGACY:
+        pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
+    return tf1_programs.reference(tmp_path_factory.mktemp("legacy") / "ref.npz", LAYERS)
+
+
+@pytest.mark.parametrize("program", sorted(tf1_programs.PROGRAMS))
+def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy, program):
+    expected = tf1_programs.unflat(legacy, program)
+    found = tf1_programs.run(tf1_programs.PROGRAMS[program], tf1, expected["variables"])
+    assert sorted(found["variables"]) == sorted(expected["variables"])
+    assert sorted(found["outputs"]) == sorted(expected["outputs"])
+    for part in ("outputs", "updated"):
+        for name, value in expected[part].items():
+            np.testing.assert_allclose(found[part][name], value, rtol=1e-5, atol=1e-5)
+    assert found["regularization"] == pytest.approx(expected["regularization"], rel=1e-5)
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_parameters_are_tensorflow_1_15s(legacy, name):
+    expected = list(legacy[f"parameters|{name}|"])
+    found = tf1_programs.parameters(getattr(tf1, name))
+    assert found[: len(expected)] == expected
+    assert found == expected or name == "Flatten"  # TF's takes ``name`` in **kwargs
+
+
+def names(variables):
+    return [v.name.removesuffix(":0") for v in variables]
+
+
+def test_default_names_are_unique_and_name_is_the_exact_scope(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    tf1.dense(x, 3)
+    tf1.dense(x, 2, use_bias=False)
+    tf1.dense(x, 2, name="fc")
+    with v1.variable_scope("tower"):
+        tf1.dense(x, 2)
+    assert names(v1.global_variables()) == [
+        "dense/kernel", "dense/bias", "dense_1/kernel", "fc/kernel", "fc/bias",
+        "tower/dense/kernel", "tower/dense/bias",
+    ]  # fmt: skip
+    with pytest.raises(ScopeError, match="fc/kernel yet .reuse=False., found it already"):
+        tf1.dense(x, 2, name="fc")
+
+
+def test_reuse_shares_the_variables(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    first = tf1.dense(x, 3, name="fc")
+    count = len(v1.global_variables())
+    again = tf1.dense(2 * x, 3, name="fc", reuse=True)
+    with v1.variable_scope("", reuse=True):
+        inherited = tf1.dense(3 * x, 3, name="fc")
+    assert len(v1.global_variables()) == count == 2
+    kernel = v1.global_variables()[0]
+    for output in (first, again, inherited):
+        assert tf.gradients(output, kernel)[0] is not None
+
+
+def test_a_layer_object_shares_its_variables_on_every_call(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    layer = tf1.Dense(3, name="fc")
+    y = layer(x)
+    z = layer.apply(y[:, :1] * tf.ones([1, 4]))
+    other = tf1.Dense(3, name="fc")(x)  # a second object with that name: fc_1
+    assert layer.scope_name == "fc" and layer.kernel.op.name == "fc/kernel"
+    assert names(layer.weights) == ["fc/kernel", "fc/bias"]
+    assert names(v1.global_variables())[2:] == ["fc_1/kernel", "fc_1/bias"]
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        feed = np.ones([2, 4], np.float32)
+        kernel, bias, out, again = session.run([layer.kernel, layer.bias, y, z], {x: feed})
+        np.testing.assert_allclose(out, feed @ kernel + bias, rtol=1e-6)
+        np.testing.assert_allclose(again, out[:, :1] * feed @ kernel + bias, rtol=1e-5)
+        assert other.shape.as_list() == [None, 3]
+
+
+def test_reuse_of_a_layer_that_does_not_exist_says_tensorflows_words_and_the_fix(graph):
+    x = v1.placeholder(tf.float32, [None, 4])
+    with pytest.raises(ScopeError) as raised:
+        tf1.conv2d(tf.reshape(x, [-1, 2, 2, 1]), 3, 2, name="missing", reuse=True)
+    message = str(raised.value)
+    assert message.startswith("missing: expected variable missing/kernel to exist")
+    assert "Variable missing/kernel does not exist, or was not created with " in message
+    assert "build this scope once with reuse=False first" in message
+
+
+def test_batch_norm_updates_join_update_ops_and_move_as_numpy_says(graph):
+    x = v1.placeholder(tf.float32, [8, 3])
+    training = v1.placeholder_with_default(True, [])
+    tf1.batch_normalization(x, momentum=0.5, training=training, name="bn")
+    updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+    tf1.batch_normalization(x, training=False, name="bn", reuse=True)
+    assert len(v1.get_collection(v1.GraphKeys.UPDATE_OPS)) == len(updates) == 1
+    assert names(v1.trainable_variables()) == ["bn/gamma", "bn/beta"]
+    mean, variance = v1.global_variables()[2:]
+    batch = np.random.default_rng(0).standard_normal([8, 3]).astype(np.float32) + 2
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(updates, {x: batch, training: False})
+        np.testing.assert_array_equal(session.run(mean), np.zeros(3))
+        session.run(updates, {x: batch})
+        moved_mean, moved_variance = session.run([mean, variance])
+    np.testing.assert_allclose(moved_mean, 0.5 * batch.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(moved_variance, 0.5 + 0.5 * batch.var(0), rtol=1e-5)
+
+
+def test_regularizers_count_once_per_variable(graph):
+    def l2(weight):
+        return 0.5 * tf.reduce_sum(weight**2)
+
+    x = v1.placeholder(tf.float32, [None, 4])
+    for reuse in (None, True):
+        tf1.dense(x, 3, kernel_regularizer=l2, bias_regularizer=l2, name="fc", reuse=reuse)
+    losses = v1.losses.get_regularization_losses()
+    kernel, bias = v1.global_variables()
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(bias.assign([1.0, 2.0, 3.0]))
+        found, kernel_value = session.run([v1.losses.get_regularization_loss(), kernel])
+    assert len(losses) == 2
+    assert found == pytest.approx(0.5 * (kernel_value**2).sum() + 7.0, rel=1e-6)
+
+
+def test_dropout_in_training_zeroes_or_scales_every_element(graph):
+    x = tf.ones([50, 40])
+    training = v1.placeholder_with_default(False, [])
+    dropped = tf1.dropout(x, rate=0.25, training=training, seed=1)
+    with v1.Session() as session:
+        unchanged, values = session.run(dropped), session.run(dropped, {training: True})
+    np.testing.assert_array_equal(unchanged, np.ones([50, 40]))
+    assert set(np.unique(values)) == {0.0, np.float32(1 / 0.75)}
+
+
+def test_eagerly_only_inside_a_sharing_template():
+    with pytest.raises(EagerError, match="dense: expected a graph"):
+        tf1.dense(tf.ones([2, 4]), 3)
+    shared = zoo.share(lambda x: tf1.dense(tf1.dense(x, 5), 1), scope="net")
+    first, second = shared(tf.ones([2, 4])), shared(tf.ones([2, 4]))
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    assert sorted(names(shared.variables)) == [
+        "net/dense/bias", "net/dense/kernel", "net/dense_1/bias", "net/dense_1/kernel",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda x: tf1.dense(x, 0), "dense: expected units to be an int >= 1, found 0"),
+        (lambda x: tf1.conv2d(x, 4, 3, padding="full"), "expected padding to be one of"),
+        (lambda x: tf1.conv2d(x, 4, (3, 3, 3)), "expected kernel_size to be an int or 2"),
+        (lambda x: tf1.Dense(3, kernel_size=2), "found \\['kernel_size'\\]"),
+        (lambda x: tf1.batch_normalization(x, renorm=True), "expected no renorm"),
+        (lambda x: tf1.batch_normalization(x, training=1), "expected training to be"),
+        (lambda x: tf1.dropout(x, rate=1.0), "expected rate to be a finite number in"),
+        (lambda x: tf1.max_pooling2d(x, 2, 0), "expected strides to be an int >= 1"),
+    ],
+)
+def test_bad_arguments_name_the_layer_and_the_fix(graph, build, message):
+    with pytest.raises(ZooError, match=message):
+        build(v1.placeholder(tf.float32, [None, 4, 4, 2]))
+
+
+def test_an_input_without_known_channels_is_refused(graph):
+    with pytest.raises(ShapeError, match="conv2d: expected an input of rank 4 with"):
+        tf1.conv2d(v1.placeholder(tf.float32, [None, 4, 4, None]), 2, 3)
+
+
+class Scale(tf1.Layer):
+    """A user's own TF1 layer: one variable made in ``build``, read in ``call``."""
+
+    def build(self, input_shape):
+        ones = v1.ones_initializer()
+        self.scale = self.add_weight("scale", [int(input_shape[-1])], initializer=ones)
+
+    def call(self, inputs):
+        return inputs * self.scale
+
+
+def test_a_users_own_layer_subclass_gets_its_scope_and_variables(graph):
+    x = v1.placeholder(tf.float32, [None, 3])
+    layer = Scale()
+    y, z = layer(x), Scale()(x)
+    assert names(v1.global_variables()) == ["scale/scale", "scale_1/scale"]
+    assert layer.trainable_variables == [layer.scale] and layer.scope_name == "scale"
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(layer.scale.assign([1.0, 2.0, 3.0]))
+        out, other = session.run([y, z], {x: np.ones([2, 3])})
+    np.testing.assert_array_equal(out, [[1, 2, 3], [1, 2, 3]])
+    np.testing.assert_array_equal(other, np.ones([2, 3]))
+
+
+def test_a_refused_eager_call_takes_no_default_name():
+    """ZooLayer names a function's variables in a scratch graph, then calls it eagerly:
+    an earlier refused eager call must not have moved the next default name."""
+    with v1.variable_scope("probe"):
+        with pytest.raises(EagerError):
+            tf1.dense(tf.ones([2, 4]), 3)
+        with v1.variable_scope(None, default_name="dense") as next_default:
+            assert next_default.name == "probe/dense"

@@ -1,0 +1,233 @@
+"""Small TF1 programs written against ``tf.compat.v1.layers``, run two ways.
+
+Each program takes the layers namespace ``L`` (TensorFlow's own legacy layers
+under ``tf_keras``, or ``layers.tf1``) and builds in the default graph; it
+returns its named outputs. :func:`run` builds one, initializes it (or assigns
+given weights by name), feeds fixed inputs, and returns the variables, the
+outputs, the regularization loss and the variables after one run of
+``UPDATE_OPS``.
+
+Run as a script with ``TF_USE_LEGACY_KERAS=1`` (tf_keras installed), it writes
+every program's results by TensorFlow's own layers to an ``.npz`` file::
+
+    TF_USE_LEGACY_KERAS=1 python -m tests.tf1_programs reference.npz dense Dense ...
+
+and writes the parameter names of the layers named after the file, too.
+"""
+
+import inspect
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+v1 = tf.compat.v1
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def inputs(shape, seed):
+    """A placeholder of ``shape`` and the fixed array fed to it."""
+    value = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return v1.placeholder(tf.float32, shape), value
+
+
+def l2_regularizer(weight):
+    """TF1's ``tf.contrib.layers.l2_regularizer(0.01)``."""
+    return 0.01 * tf.nn.l2_loss(weight)
+
+
+def dense(L):
+    x, fx = inputs([4, 6], 1)
+    y, fy = inputs([2, 3, 6], 2)
+    outputs = {
+        "relu": L.dense(x, 5, activation=tf.nn.relu, kernel_regularizer=l2_regularizer),
+        "rank3": L.dense(y, 4, use_bias=False, name="projection"),
+        "activity": L.dense(x, 3, activity_regularizer=lambda h: tf.reduce_sum(h**2)),
+    }
+    layer = L.Dense(3, bias_initializer=v1.constant_initializer(0.5))
+    outputs["twice"] = layer(x) - layer(2 * x)
+    return {x: fx, y: fy}, outputs
+
+
+def convolutions(L):
+    w, fw = inputs([2, 9, 3], 3)
+    x, fx = inputs([2, 9, 8, 3], 4)
+    z, fz = inputs([1, 5, 6, 4, 2], 5)
+    outputs = {
+        "conv1d": L.conv1d(w, 4, 3, strides=2, padding="same"),
+        "conv2d": L.conv2d(x, 5, (3, 2), dilation_rate=2, activation=tf.nn.relu),
+        "conv3d": L.conv3d(z, 3, 2, padding="same", bias_regularizer=tf.nn.l2_loss),
+        "transposed_valid": L.conv2d_transpose(x, 4, 3, strides=2),
+        "transposed_same": L.conv2d_transpose(x, 2, (2, 3), strides=(2, 1), padding="SAME"),
+        "separable": L.separable_conv2d(x, 6, 3, padding="same", depth_multiplier=2),
+        "separable_strided": L.separable_conv2d(x, 3, 2, strides=2, use_bias=False),
+    }
+    return {w: fw, x: fx, z: fz}, outputs
+
+
+def pooling(L):
+    w, fw = inputs([2, 9, 3], 6)
+    x, fx = inputs([2, 9, 8, 3], 7)
+    outputs = {
+        "max1d": L.max_pooling1d(w, 2, 2),
+        "average1d": L.average_pooling1d(w, 3, 2, padding="same"),
+        "max2d": L.max_pooling2d(x, 3, 2, padding="same"),
+        "average2d": L.average_pooling2d(x, (2, 3), (1, 2)),
+        "flatten": L.flatten(x),
+        "dropout": L.dropout(x, 0.3, training=False),
+    }
+    return {w: fw, x: fx}, outputs
+
+
+def batch_norm(L):
+    x, fx = inputs([4, 5, 6, 3], 8)
+    y, fy = inputs([8, 5], 9)
+    training = v1.placeholder_with_default(True, [])
+    outputs = {
+        "training": L.batch_normalization(x, training=True, momentum=0.9),
+        "evaluation": L.batch_normalization(x, training=False, epsilon=0.01),
+        "tensor": L.batch_normalization(x, training=training, name="switched"),
+        "dense": L.batch_normalization(y, center=False, training=True, fused=False),
+        "features_first": L.batch_normalization(x, axis=1, training=True, scale=False),
+        "gamma_l2": L.batch_normalization(y, gamma_regularizer=tf.nn.l2_loss),
+    }
+    return {x: fx, y: fy}, outputs
+
+
+def generator(L, noise):
+    """A DCGAN generator: [batch, 8, 8, channels] noise to [batch, 16, 16, 3] images."""
+    with v1.variable_scope("generator"):
+        h = L.conv2d_transpose(noise, 8, 4, strides=2, padding="same")
+        h = tf.nn.relu(L.batch_normalization(h, training=True))
+        return tf.tanh(L.conv2d(h, 3, 3, padding="same"))
+
+
+def discriminator(L, images, reuse=None, training=True):
+    """A DCGAN discriminator: two strided convolutions, batch norm, a dense logit."""
+    with v1.variable_scope("discriminator", reuse=reuse):
+        h = tf.nn.leaky_relu(L.conv2d(images, 8, 4, strides=2, padding="same"))
+        h = L.conv2d(h, 16, 4, strides=2, padding="same", use_bias=False)
+        h = tf.nn.leaky_relu(L.batch_normalization(h, training=training))
+        return L.dense(L.flatten(h), 1)
+
+
+def dcgan(L):
+    """The discriminator built twice, on real and on generated images (reuse=True)."""
+    real, fed_real = inputs([4, 16, 16, 3], 10)
+    noise, fed_noise = inputs([4, 8, 8, 2], 11)
+    fake = generator(L, noise)
+    outputs = {
+        "real": discriminator(L, real),
+        "fake": discriminator(L, fake, reuse=True),
+        "evaluation": discriminator(L, real, reuse=True, training=False),
+        "images": fake,
+    }
+    return {real: fed_real, noise: fed_noise}, outputs
+
+
+PROGRAMS = {
+    program.__name__: program
+    for program in (dense, convolutions, pooling, batch_norm, dcgan)
+}
+
+
+def reference(path, names=()):
+    """Runs every program with TensorFlow's own legacy layers, in a subprocess
+    under ``TF_USE_LEGACY_KERAS=1``, and returns the arrays it wrote to ``path``.
+
+    Args:
+        path: the ``.npz`` file to write.
+        names: layer names whose parameter names to record too.
+
+    Returns:
+        ``{key: array}``; read a program's part with :func:`unflat`.
+    """
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
+    command = [sys.executable, "-m", "tests.tf1_programs", str(path), *names]
+    subprocess.run(command, env=env, cwd=REPO, check=True, capture_output=True)
+    return dict(np.load(path))
+
+
+def run(program, L, weights=None):
+    """Builds ``program`` with ``L`` in a new graph and runs it once.
+
+    Args:
+        program: a function ``L -> (feed, outputs)``.
+        L: the layers namespace.
+        weights: None to keep the initializers' values, or ``{name: array}``
+            assigned to the variables of those names.
+
+    Returns:
+        ``{"variables": {name: array}, "outputs": {key: array}, "regularization":
+        float, "updated": {name: array}}``: the variables as run, the outputs,
+        the sum of ``get_regularization_losses()``, the variables after one run
+        of ``UPDATE_OPS``.
+    """
+    with tf.Graph().as_default():
+        feed, outputs = program(L)
+        variables = {v.op.name: v for v in v1.global_variables()}
+        regularization = tf.add_n(v1.losses.get_regularization_losses() + [0.0])
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for name, value in (weights or {}).items():
+                variables[name].load(value, session)
+            values = session.run(variables)
+            results = session.run(outputs, feed)
+            total = session.run(regularization, feed)
+            session.run(v1.get_collection(v1.GraphKeys.UPDATE_OPS), feed)
+            updated = session.run(variables)
+    return {"variables": values, "outputs": results, "regularization": total,
+            "updated": updated}  # fmt: skip
+
+
+def flat(results, prefix):
+    """``run``'s results as one flat ``{"<prefix>|<part>|<name>": array}``."""
+    items = {f"{prefix}|regularization|": np.asarray(results["regularization"])}
+    for part in ("variables", "outputs", "updated"):
+        items.update({f"{prefix}|{part}|{k}": v for k, v in results[part].items()})
+    return items
+
+
+def unflat(arrays, prefix):
+    """The inverse of :func:`flat` for one ``prefix``."""
+    results = {"variables": {}, "outputs": {}, "updated": {}}
+    for key, value in arrays.items():
+        owner, part, name = key.split("|")
+        if owner == "parameters":
+            continue
+        if owner != prefix:
+            continue
+        if part == "regularization":
+            results[part] = float(value)
+        else:
+            results[part][name] = value
+    return results
+
+
+def parameters(layer):
+    """The parameter names of a layer function, or of a layer class's constructor
+    (``self`` and ``**kwargs`` left out)."""
+    function = layer.__init__ if inspect.isclass(layer) else layer
+    names = [
+        p.name for p in inspect.signature(function).parameters.values()
+        if p.kind is p.POSITIONAL_OR_KEYWORD
+    ]  # fmt: skip
+    return names[1:] if inspect.isclass(layer) else names
+
+
+def main(path, names):
+    """Writes every program's results and the parameters of ``names`` (all taken
+    from ``tf.compat.v1.layers``) to the ``.npz`` file ``path``."""
+    reference = {}
+    for name, program in PROGRAMS.items():
+        reference.update(flat(run(program, v1.layers), name))
+    for name in names:
+        reference[f"parameters|{name}|"] = np.array(parameters(getattr(v1.layers, name)))
+    np.savez(path, **reference)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])

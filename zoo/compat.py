@@ -1,0 +1,167 @@
+"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
+
+:func:`install` changes attributes of TensorFlow's modules, and :func:`uninstall`
+puts back exactly what was there:
+
+* ``layers`` of every ``compat.v1`` namespace (``tf.compat.v1``, the module
+  ``import tensorflow.compat.v1 as tf`` binds) becomes :mod:`layers.tf1` (under
+  Keras 3 it raises "`dense` is not available with Keras 3");
+* ``tensorflow.python.layers.normalization`` loads ``BatchNormalization`` from
+  ``tf_keras.legacy_tf_layers.normalization``, a module neither Keras 3 nor
+  tf_keras ships, and tf-slim's default ``batch_norm`` builds that class: the
+  module's loader becomes :mod:`layers.tf1`;
+* the names tf-slim 1.1.0 reads from TensorFlow's internal modules that
+  TensorFlow 2.21 removed (``ops.Tensor`` in every ``batch_norm`` and
+  ``smart_cond``, ``control_flow_ops.cond``, ``array_ops.stack`` ...; see
+  :data:`REMOVED`) come back as the public function or class they were; a
+  name that still exists is left alone.
+
+Importing this module changes nothing and does not import TensorFlow.
+
+Usage::
+
+    import zoo.compat
+    zoo.compat.install()          # ['tensorflow.compat.v1.layers', ...]
+    import tf_slim as slim        # tf-slim 1.1.0 as released
+    ...
+    with zoo.compat.installed():  # or for a block only
+        logits = tf.compat.v1.layers.dense(x, 10)
+"""
+
+import contextlib
+import functools
+import importlib
+import re
+import sys
+import threading
+
+from layers.errors import ZooError
+
+TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
+
+_ABSENT = object()  # an attribute that did not exist before install()
+_lock = threading.Lock()
+_changed = []  # (name, module, attribute, value before install()), in install order
+
+
+# Internal module -> {name: the public API that replaces it} for what tf-slim 1.1.0
+# reads and TensorFlow 2.21 no longer has there.
+REMOVED = {
+    "tensorflow.python.framework.ops": {
+        "Tensor": "Tensor", "IndexedSlices": "IndexedSlices",
+    },
+    "tensorflow.python.ops.array_ops": {"stack": "stack", "unstack": "unstack"},
+    "tensorflow.python.ops.control_flow_ops": {
+        "cond": "compat.v1.cond", "case": "compat.v1.case",
+        "while_loop": "compat.v1.while_loop", "Assert": "compat.v1.Assert",
+    },
+    "tensorflow.python.ops.variable_scope": {"variable": "compat.v1.Variable"},
+}  # fmt: skip
+_V1_NAMESPACE = re.compile(r"tensorflow(\._api\.v\d)?(\.compat\.v\d)?\.compat\.v1")
+
+
+def changes():
+    """What :func:`install` changes where needed (it imports TensorFlow).
+
+    Returns:
+        ``(name, module, attribute, new value, replace)`` of each change;
+        ``replace`` False: made only where the attribute is missing.
+    """
+    import tensorflow as tf
+
+    from layers import tf1
+
+    importlib.import_module("tensorflow.compat.v1")  # what `import ... as tf` binds
+    namespaces = sorted(name for name in sys.modules if _V1_NAMESPACE.fullmatch(name))
+    changes = [
+        (f"{name}.layers", sys.modules[name], "layers", tf1, True) for name in namespaces
+    ]
+    normalization = importlib.import_module("tensorflow.python.layers.normalization")
+    changes.append((normalization.__name__, normalization, "normalization", tf1, True))
+    for module_name, names in REMOVED.items():
+        module = importlib.import_module(module_name)
+        for attribute, public in names.items():
+            value = functools.reduce(getattr, public.split("."), tf)
+            changes.append((f"{module_name}.{attribute}", module, attribute, value, False))
+    return changes
+
+
+def check_version(version):
+    """Raises unless TensorFlow ``version`` lies in :data:`TESTED`.
+
+    Raises:
+        ZooError: another version.
+    """
+    found = re.match(r"(\d+)\.(\d+)", str(version))
+    major_minor = tuple(map(int, found.groups())) if found else None
+    if major_minor is None or not TESTED[0] <= major_minor <= TESTED[1]:
+        raise ZooError(
+            "zoo.compat.install: expected TensorFlow 2.16 to 2.21 (the versions whose "
+            f"internals it was tested on), found {version}; install one "
+            "(pip install 'tensorflow>=2.16,<2.22'), or leave install() out and call "
+            "layers.tf1 directly"
+        )
+
+
+def install():
+    """Makes TF1 code run as written: ``tf.compat.v1.layers`` and tf-slim 1.1.0.
+
+    Imports ``tensorflow.compat.v1`` (as TF1 code does) to change its ``layers``
+    too.
+
+    Idempotent: a second call changes nothing and returns an empty list.
+
+    Returns:
+        The names of what was changed now, e.g.
+        ``["tensorflow.compat.v1.layers", ...]``.
+
+    Raises:
+        ZooError: a TensorFlow outside the tested range (:data:`TESTED`).
+    """
+    import tensorflow as tf
+
+    check_version(tf.__version__)
+    changed = []
+    with _lock:
+        for name, module, attribute, value, replace in changes():
+            before = getattr(module, attribute, _ABSENT)
+            if before is value or (before is not _ABSENT and not replace):
+                continue
+            setattr(module, attribute, value)
+            _changed.append((name, module, attribute, before))
+            changed.append(name)
+    return changed
+
+
+def uninstall():
+    """Puts back what :func:`install` changed; without install, does nothing.
+
+    Returns:
+        The names of what was restored (empty when nothing was installed).
+    """
+    restored = []
+    with _lock:
+        while _changed:
+            name, module, attribute, before = _changed.pop()
+            if before is _ABSENT:
+                delattr(module, attribute)
+            else:
+                setattr(module, attribute, before)
+            restored.append(name)
+    return restored
+
+
+@contextlib.contextmanager
+def installed():
+    """:func:`install` for a block: on leaving it, uninstalls what it installed.
+
+    Yields:
+        What :func:`install` changed (empty when it was installed already; then
+        it stays installed after the block).
+    """
+    changed = install()
+    try:
+        yield changed
+    finally:
+        if changed:
+            uninstall()
