@@ -23,7 +23,7 @@ from layers.dense import (
     truncated_normal,
 )
 from layers.errors import ShapeError
-from layers.variables import full_name, get_variable
+from layers.variables import full_name, get_variable, in_dtype_of
 
 
 def check_images(owner, inputs, channels=None):
@@ -123,7 +123,9 @@ class Conv2D(Layer):
                     b_init or tf.compat.v1.constant_initializer(0.1),
                 )
             self._regularization_loss = own_regularization_loss(self._w, regularizer)
-            self._logits = tf.nn.conv2d(inputs, self._w, strides=stride, padding=padding)
+            self._logits = tf.nn.conv2d(
+                in_dtype_of(inputs, self._w), self._w, strides=stride, padding=padding
+            )
             if bias:
                 self._logits = tf.nn.bias_add(self._logits, self._b)
             self._output = activation(self._logits)
@@ -215,7 +217,11 @@ class Conv2DTranspose(Layer):
             sides = [transposed_side(n, size, stride, padding) for n in (height, width)]
             output_shape = [tf.shape(inputs)[0], *sides, n_out]
             conv = tf.nn.conv2d_transpose(
-                inputs, self._w, output_shape, strides=stride, padding=padding
+                in_dtype_of(inputs, self._w),
+                self._w,
+                output_shape,
+                strides=stride,
+                padding=padding,
             )
             self._logits = tf.nn.bias_add(conv, self._b)
             self._output = activation(self._logits)

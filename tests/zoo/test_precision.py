@@ -1,0 +1,183 @@
+"""Precision policies by scope: float32 variables read in bfloat16 or float16."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers import BatchNorm, ReadOut
+from layers.errors import ScopeError, ZooError
+from tests.zoo import tf1_code
+from zoo import autoencoder, mlp_classifier, precision
+
+v1 = tf.compat.v1
+
+
+def product_dtypes(graph):
+    """The dtypes of every MatMul's inputs in ``graph``."""
+    return {
+        t.dtype for op in graph.get_operations() if op.type == "MatMul" for t in op.inputs
+    }
+
+
+def test_variables_stay_float32_and_products_run_bfloat16(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16") as chosen:
+        ae = autoencoder(x, scope="ae")
+    assert chosen.compute_dtype == tf.bfloat16
+    assert [(v.name, v.dtype) for v in v1.global_variables()] == [
+        ("ae/encoder/W:0", tf.float32),
+        ("ae/encoder/b:0", tf.float32),
+        ("ae/decoder/b:0", tf.float32),
+    ]
+    assert ae.encoded.dtype == tf.bfloat16 and ae.decoded.dtype == tf.bfloat16
+    assert ae.loss.dtype == tf.float32
+    assert product_dtypes(graph) == {tf.bfloat16}
+    gradients = tf.gradients(ae.loss, v1.trainable_variables())
+    assert [g.dtype for g in gradients] == [tf.float32] * 3
+
+
+def test_float32_policy_and_no_policy_build_the_same_graph():
+    def ops(policy_name):
+        with tf.Graph().as_default() as g:
+            x = v1.placeholder(tf.float32, [None, 20])
+            y = v1.placeholder(tf.float32, [None, 10])
+            if policy_name is None:
+                mlp_classifier(x, y, scope="mlp", hidden=(8,))
+            else:
+                with precision.policy(policy_name):
+                    mlp_classifier(x, y, scope="mlp", hidden=(8,))
+        return [(op.name, op.type) for op in g.get_operations()]
+
+    assert ops("float32") == ops(None)
+    assert "Cast" in {kind for _, kind in ops("mixed_bfloat16")}
+
+
+def test_reuse_reads_the_same_float32_variable(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        first = autoencoder(x, scope="ae")
+        count = len(v1.global_variables())
+        again = autoencoder(x, scope="ae", reuse=True)
+    assert len(v1.global_variables()) == count == 3
+    with tf.compat.v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        feed = {x: np.random.default_rng(0).random((4, 784), np.float32)}
+        a, b = session.run([first.encoded, again.encoded], feed)
+    np.testing.assert_array_equal(a.astype(np.float32), b.astype(np.float32))
+
+
+def test_float32_graph_restores_a_mixed_checkpoint(tmp_path):
+    data = np.random.default_rng(1).random((8, 784), np.float32)
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 784])
+        with precision.policy("mixed_bfloat16"):
+            ae = autoencoder(x, scope="ae")
+        train = v1.train.AdagradOptimizer(0.1).minimize(ae.loss)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for _ in range(3):
+                session.run(train, {x: data})
+            trained = session.run(v1.trainable_variables())
+            v1.train.Saver(v1.trainable_variables()).save(session, path)
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 784])
+        autoencoder(x, scope="ae")
+        with v1.Session() as session:
+            v1.train.Saver(v1.trainable_variables()).restore(session, path)
+            restored = session.run(v1.trainable_variables())
+    for a, b in zip(trained, restored, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_nested_float32_policy_keeps_a_head_in_float32(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        ae = autoencoder(x, scope="ae")
+        with precision.policy("float32"), v1.variable_scope("head"):
+            head = ReadOut(ae.encoded, 625, 10)
+        assert precision.current_policy().name == "mixed_bfloat16"
+    assert head.logits.dtype == tf.float32 and head.w.dtype == tf.float32
+    assert isinstance(head.w, tf.Variable)  # read as it is, no cast
+    assert ae.decoder.logits.dtype == tf.bfloat16
+
+
+def test_mixed_float16_computes_in_float16(graph):
+    x = v1.placeholder(tf.float32, [None, 20])
+    y = v1.placeholder(tf.float32, [None, 10])
+    with precision.policy("mixed_float16"):
+        model = mlp_classifier(x, y, scope="mlp", hidden=(8,))
+    assert model.logits.dtype == tf.float16
+    assert model.y_pred.dtype == tf.float32 and model.loss.dtype == tf.float32
+
+
+def test_batch_norm_statistics_stay_float32(graph):
+    x = v1.placeholder(tf.float32, [None, 6])
+    with precision.policy("mixed_bfloat16"), v1.variable_scope("net"):
+        h = ReadOut(x, 6, 6, activation=tf.identity).output
+        bn = BatchNorm(h, True)
+    assert h.dtype == tf.bfloat16 and bn.output.dtype == tf.bfloat16
+    assert bn.mean.dtype == tf.float32 and bn.variance.dtype == tf.float32
+    assert isinstance(bn.moving_mean, tf.Variable)  # not cast: the update assigns it
+    assert bn.moving_mean.dtype == tf.float32
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        data = np.random.default_rng(2).normal(3.0, 2.0, (64, 6)).astype(np.float32)
+        mean, h_value = session.run([bn.mean, h], {x: data})
+    np.testing.assert_allclose(mean, h_value.astype(np.float32).mean(0), rtol=1e-5)
+
+
+def test_user_tf1_code_under_a_policy(graph):
+    left = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+    right = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+    with precision.policy("mixed_bfloat16"):
+        distance = tf1_code.siamese(
+            precision.cast_to_compute(left), precision.cast_to_compute(right)
+        )
+    assert distance.dtype == tf.bfloat16
+    assert [(v.name, v.dtype) for v in v1.global_variables()] == [
+        ("tower/W:0", tf.float32),
+        ("tower/b:0", tf.float32),
+    ]
+    (penalty,) = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert penalty.dtype == tf.float32  # TensorFlow hands the variable itself
+
+
+def test_integer_boolean_and_untrained_variables_are_never_cast(graph):
+    with precision.policy("mixed_float16"):
+        count = v1.get_variable("count", [], tf.int64, v1.zeros_initializer())
+        flag = v1.get_variable("flag", [], tf.bool, v1.zeros_initializer())
+        moving = v1.get_variable("moving", [3], trainable=False)
+        weight = v1.get_variable("weight", [3])
+    assert all(isinstance(v, tf.Variable) for v in (count, flag, moving))
+    assert (count.dtype, flag.dtype, moving.dtype) == (tf.int64, tf.bool, tf.float32)
+    assert weight.dtype == tf.float16 and not isinstance(weight, tf.Variable)
+
+
+def test_a_request_for_the_compute_dtype_makes_a_float32_variable(graph):
+    with precision.policy("mixed_bfloat16"):
+        read = v1.get_variable("w", [2], tf.bfloat16)
+    (variable,) = v1.global_variables()
+    assert variable.dtype == tf.float32 and read.dtype == tf.bfloat16
+
+
+def test_unknown_policy_lists_the_three():
+    with pytest.raises(
+        ZooError,
+        match=r"precision.policy: expected the policy to be one of float32, "
+        r"mixed_bfloat16, mixed_float16, found 'bf16'; pick one of the three",
+    ):
+        with precision.policy("bf16"):
+            pass
+
+
+def test_reuse_of_a_variable_in_another_dtype_names_it(graph):
+    with v1.variable_scope("old"):
+        v1.get_variable("W", [2], tf.float16)
+    with precision.policy("mixed_bfloat16"), v1.variable_scope("old", reuse=True):
+        with pytest.raises(
+            ScopeError,
+            match=r"precision.policy\('mixed_bfloat16'\): expected variable old/W stored "
+            r"in float32 .*found float16; build that scope",
+        ):
+            v1.get_variable("W", [2])
