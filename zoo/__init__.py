@@ -34,6 +34,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.training.loop": ("NonFiniteLossError", "train_loop", "run_steps"),
         "zoo.training.steps": ("repeat_step", "repeat_updates", "with_updates"),
         "zoo.training.precision": ("precision",),
+        "zoo.training.loss_scale": ("LossScaleOptimizer",),
         "zoo.sharing.share": ("share", "save_by_name", "restore_by_name"),
         "zoo.sharing.keras": ("ZooLayer",),
         "zoo.sharing.inspect": ("inspect_model", "inspect_checkpoint"),

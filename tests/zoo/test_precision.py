@@ -7,7 +7,10 @@ import tensorflow as tf
 from layers import BatchNorm, ReadOut
 from layers.errors import ScopeError, ZooError
 from tests.zoo import tf1_code
-from zoo import autoencoder, mlp_classifier, precision
+from zoo import autoencoder, mlp_classifier, precision, repeat_step
+from zoo.data import DataSet
+from zoo.data.batches import GraphBatches
+from zoo.training.loss_scale import LossScaleOptimizer
 
 v1 = tf.compat.v1
 
@@ -181,3 +184,115 @@ def test_reuse_of_a_variable_in_another_dtype_names_it(graph):
             r"in float32 .*found float16; build that scope",
         ):
             v1.get_variable("W", [2])
+
+
+# float16 loss scaling ------------------------------------------------------------
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(1024, 32)).astype(np.float32)
+Y = (X @ RNG.normal(size=(32, 16)) + RNG.normal(size=(1024, 16))).astype(np.float32)
+TINY = 1e-7  # the loss's weight: its gradients in float16 lie below 6e-8, float16's least
+
+
+def tiny_regression_loss(policy_name):
+    """A linear regression whose loss is weighted so small that float16 loses its
+    gradients: ``TINY * mean((x W + b - y)^2)``, the layer under the policy."""
+
+    def loss_fn(x, y):
+        with precision.policy(policy_name):
+            prediction = ReadOut(x, 32, 16, scope="linear", activation=tf.identity).logits
+        return TINY * tf.reduce_mean(tf.square(tf.cast(prediction, tf.float32) - y))
+
+    return loss_fn
+
+
+def train_regression(policy_name, scaled, steps_per_run, jit, runs=50):
+    """Trains the tiny regression with Adam in ``runs`` runs of ``steps_per_run``
+    steps; returns the last step's loss and the final loss scale (or None)."""
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        batches = GraphBatches(DataSet(X, Y), 64)
+        optimizer = v1.train.AdamOptimizer(0.05, epsilon=1e-14)
+        if scaled:
+            optimizer = LossScaleOptimizer(optimizer, growth_steps=50)
+        step = repeat_step(
+            tiny_regression_loss(policy_name), optimizer, batches, steps_per_run,
+            jit_compile=jit,
+        )  # fmt: skip
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            batches.initialize(session)
+            for _ in range(runs):
+                feed = batches.next_feed(session, steps_per_run)
+                _, losses = session.run([step.train_op, step.losses], feed)
+            scale = session.run(optimizer.loss_scale) if scaled else None
+    return losses[-1], scale
+
+
+@pytest.mark.parametrize("steps_per_run, jit", [(1, False), (8, False), (8, True)])
+def test_float16_underflows_without_scaling_and_trains_with_it(steps_per_run, jit):
+    runs = 400 // steps_per_run
+    reference, _ = train_regression("float32", False, steps_per_run, jit, runs)
+    unscaled, _ = train_regression("mixed_float16", False, steps_per_run, jit, runs)
+    scaled, scale = train_regression("mixed_float16", True, steps_per_run, jit, runs)
+    assert unscaled > 10 * reference  # the gradients underflowed: it barely trained
+    assert abs(scaled - reference) <= 0.02 * reference
+    assert scale > 2.0**15  # it grew after 50 finite steps at a time
+
+
+def test_non_finite_gradients_skip_the_update_and_halve_the_scale(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    optimizer = LossScaleOptimizer(v1.train.AdamOptimizer(0.05), initial_scale=2.0**40)
+    loss = tiny_regression_loss("mixed_float16")(x, y) / TINY  # float16 overflows
+    train = optimizer.minimize(loss)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        before = session.run(v1.trainable_variables())
+        session.run(train, {x: X[:64], y: Y[:64]})
+        after = session.run(v1.trainable_variables())
+        scale, finite_steps = session.run([optimizer.loss_scale, optimizer.finite_steps])
+        first_moment = optimizer.get_slot(v1.trainable_variables()[0], "m")
+        assert not session.run(first_moment).any()  # Adam's slot did not move either
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert scale == 2.0**39 and finite_steps == 0
+
+
+def test_the_scale_grows_after_growth_steps_finite_steps(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    optimizer = LossScaleOptimizer(v1.train.AdamOptimizer(0.05), 4.0, growth_steps=3)
+    train = optimizer.minimize(tiny_regression_loss("mixed_float16")(x, y))
+    scales = []
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        for _ in range(7):
+            session.run(train, {x: X[:64], y: Y[:64]})
+            scales.append(session.run(optimizer.loss_scale))
+    assert scales == [4.0, 4.0, 8.0, 8.0, 8.0, 16.0, 16.0]
+
+
+def test_the_scale_is_checkpointed_state(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    first, second = (LossScaleOptimizer(v1.train.AdamOptimizer(0.05)) for _ in range(2))
+    loss = tiny_regression_loss("mixed_float16")(x, y)
+    first.minimize(loss)
+    second.minimize(loss)
+    names = {v.name for v in v1.global_variables()}
+    assert {"loss_scale/scale:0", "loss_scale/finite_steps:0"} <= names
+    assert {"loss_scale_1/scale:0", "loss_scale_1/finite_steps:0"} <= names  # apart
+    assert not {v.name for v in v1.trainable_variables()} & {"loss_scale/scale:0"}
+
+
+def test_loss_scale_optimizer_checks_its_arguments():
+    with pytest.raises(ZooError, match=r"LossScaleOptimizer: expected a tf.compat.v1"):
+        LossScaleOptimizer("adam")
+    with pytest.raises(
+        ZooError, match=r"LossScaleOptimizer: expected the initial scale to be a finite "
+        r"number >= 1, found 0.5; pass e.g. initial_scale=2.0\*\*15",
+    ):  # fmt: skip
+        LossScaleOptimizer(v1.train.AdamOptimizer(0.05), initial_scale=0.5)
+    with pytest.raises(ZooError, match=r"expected the steps before the scale grows to be"):
+        LossScaleOptimizer(v1.train.AdamOptimizer(0.05), growth_steps=0)
