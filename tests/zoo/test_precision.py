@@ -1,5 +1,6 @@
 """Precision policies by scope: float32 variables read in bfloat16 or float16."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -7,9 +8,18 @@ import tensorflow as tf
 from layers import BatchNorm, ReadOut
 from layers.errors import ScopeError, ZooError
 from tests.zoo import tf1_code
-from zoo import autoencoder, mlp_classifier, precision, repeat_step
+from zoo import (
+    ZooLayer,
+    autoencoder,
+    copy_scope,
+    mlp_classifier,
+    precision,
+    repeat_step,
+    share,
+)
 from zoo.data import DataSet
 from zoo.data.batches import GraphBatches
+from zoo.parallel import towers
 from zoo.training.loss_scale import LossScaleOptimizer
 
 v1 = tf.compat.v1
@@ -296,3 +306,146 @@ def test_loss_scale_optimizer_checks_its_arguments():
         LossScaleOptimizer(v1.train.AdamOptimizer(0.05), initial_scale=0.5)
     with pytest.raises(ZooError, match=r"expected the steps before the scale grows to be"):
         LossScaleOptimizer(v1.train.AdamOptimizer(0.05), growth_steps=0)
+
+
+# Everywhere the zoo trains -------------------------------------------------------
+
+_LATENT = np.random.default_rng(3).normal(size=(256, 4)) @ np.random.default_rng(4).normal(
+    size=(4, 784)
+)
+IMAGES = (_LATENT > 0).astype(np.float32)  # binary images of four factors: learnable
+NO_LABELS = np.zeros((256, 10), np.float32)
+
+
+def autoencoder_loss_after(policy_name, steps_per_run, jit, runs=10):
+    """The last loss of ``runs`` runs of an autoencoder's repeat_step (Adagrad 0.5)."""
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        batches = GraphBatches(DataSet(IMAGES, NO_LABELS), 32)
+
+        def loss_fn(images, labels):
+            with precision.policy(policy_name):
+                return autoencoder(
+                    images, scope="ae", reuse=v1.AUTO_REUSE, n_hidden=64
+                ).loss
+
+        step = repeat_step(
+            loss_fn, v1.train.AdagradOptimizer(0.5), batches, steps_per_run, jit_compile=jit
+        )
+        assert {v.dtype for v in v1.global_variables()} == {tf.float32}
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            batches.initialize(session)
+            for _ in range(runs):
+                feed = batches.next_feed(session, steps_per_run)
+                _, losses = session.run([step.train_op, step.losses], feed)
+    return losses[-1]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["no_xla", "xla"])
+def test_repeat_step_trains_in_bfloat16_to_float32s_loss(jit):
+    float32 = autoencoder_loss_after("float32", 4, jit)
+    bfloat16 = autoencoder_loss_after("mixed_bfloat16", 4, jit)
+    first = autoencoder_loss_after("float32", 4, jit, runs=1)
+    assert float32 < 0.97 * first  # it trained
+    assert abs(bfloat16 - float32) <= 0.01 * float32
+
+
+def bn_classifier(dtypes):
+    """A towers model: dense -> batch norm -> ReLU -> read-out, under mixed_bfloat16;
+    appends the batch norm's statistics' and output's dtypes to ``dtypes``."""
+
+    def model(images, labels):
+        with precision.policy("mixed_bfloat16"):
+            h = ReadOut(images, 16, 8, scope="dense", activation=tf.identity).output
+            bn = BatchNorm(h, True)
+            readout = ReadOut(tf.nn.relu(bn.output), 8, 3, scope="readout")
+        dtypes.append((bn.mean.dtype, bn.variance.dtype, bn.output.dtype))
+        return tf.reduce_mean(
+            tf.nn.softmax_cross_entropy_with_logits(
+                labels=labels, logits=tf.cast(readout.logits, tf.float32)
+            )
+        )
+
+    return model
+
+
+def test_sync_towers_under_bfloat16_keep_the_moments_float32():
+    rng = np.random.default_rng(4)
+    images = rng.normal(1.0, 2.0, (64, 16)).astype(np.float32)
+    labels = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 64)]
+    trained, dtypes = [], []
+    for n in (1, 2):
+        with tf.Graph().as_default():
+            v1.set_random_seed(1)
+            x, y = tf.constant(images), tf.constant(labels)
+            loss, _ = towers.data_parallel(
+                bn_classifier(dtypes), n, scope="net", batch_norm="sync"
+            )(x, y)
+            train = v1.train.GradientDescentOptimizer(0.5).minimize(loss)
+            assert {v.dtype for v in v1.global_variables()} == {tf.float32}
+            with v1.Session(config=towers.session_config(n)) as session:
+                session.run(v1.global_variables_initializer())
+                for _ in range(3):
+                    session.run(train)
+                trained.append(session.run({v.op.name: v for v in v1.global_variables()}))
+    assert set(dtypes) == {(tf.float32, tf.float32, tf.bfloat16)}
+    one, two = trained
+    assert "net/bn/moving_mean" in one
+    for name, value in one.items():  # bfloat16 products: equal to its round-off
+        np.testing.assert_allclose(two[name], value, atol=2e-2, rtol=2e-2)
+
+
+def test_share_and_tf_function_under_a_policy():
+    model = share(autoencoder, "ae", n_hidden=32)
+    images = tf.constant(IMAGES[:32])
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            with precision.policy("mixed_bfloat16"):
+                result = model(images)
+        gradients = tape.gradient(result.loss, model.trainable_variables)
+        for variable, gradient in zip(model.trainable_variables, gradients, strict=True):
+            variable.assign_sub(20.0 * gradient)
+        return result.loss, result.encoded
+
+    first, encoded = step()
+    for _ in range(20):
+        last, _ = step()
+    assert encoded.dtype == tf.bfloat16 and first.dtype == tf.float32
+    assert [v.dtype for v in model.variables] == [tf.float32] * 3
+    assert len(model.variables) == 3  # one set, shared by every trace and call
+    assert float(last) < 0.9 * float(first)
+
+
+def test_zoo_layer_follows_the_keras_dtype_policy():
+    layer = ZooLayer("autoencoder", output="decoded", dtype="mixed_bfloat16")
+    assert layer(IMAGES[:4]).dtype == tf.bfloat16
+    assert [w.dtype for w in layer.weights] == ["float32"] * 3
+    normalized = ZooLayer(tf1_code.normalized_pair, dtype="mixed_bfloat16")
+    inputs = keras.Input((tf1_code.WIDTH,))
+    model = keras.Model(inputs, normalized(inputs)[0])
+    model.compile("sgd", "mse")
+    data = np.random.default_rng(5).normal(2.0, 3.0, (64, tf1_code.WIDTH))
+    model.fit(data, np.zeros_like(data), batch_size=64, epochs=1, verbose=0)
+    moving_mean = normalized.non_trainable_weights[0]
+    assert moving_mean.dtype == "float32"  # not autocast: fit moved it
+    np.testing.assert_allclose(moving_mean.numpy(), 0.01 * data.mean(0), rtol=0.05)
+
+
+def test_a_state_copy_moves_float32_variables_built_under_a_policy(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        autoencoder(x, scope="online", n_hidden=16)
+    autoencoder(x, scope="target", n_hidden=16)
+    copy = copy_scope("online", "target")
+    assert len(copy.pairs) == 3
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(copy.op)
+        online, target = (
+            session.run(v1.trainable_variables(scope)) for scope in ("online", "target")
+        )
+    for a, b in zip(online, target, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -41,7 +41,8 @@ def sigmoid_cross_entropy_mean(labels, logits, name="loss"):
             f"found {labels_shape.as_list()}; pass targets with one value per logit"
         )
 
-    logits = at_least_float32(logits)  # a precision policy's bfloat16/float16
+    # In float32 under a precision policy too (Keras casts a layer's inputs, the labels).
+    labels, logits = at_least_float32(labels), at_least_float32(logits)
 
     @tf.custom_gradient
     def mean_cross_entropy(z, x):
