@@ -32,13 +32,7 @@ import tensorflow as tf
 
 from layers.checks import choice_problem, require
 from layers.errors import ScopeError
-
-# Policy name -> the dtype its products run in; variables are float32 in all three.
-COMPUTE_DTYPES = {
-    "float32": "float32",
-    "mixed_bfloat16": "bfloat16",
-    "mixed_float16": "float16",
-}
+from zoo.constants import PRECISION_POLICIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,10 +64,10 @@ def get_policy(name):
     """
     require(
         "precision.policy",
-        choice_problem(name, tuple(COMPUTE_DTYPES), name="the policy"),
+        choice_problem(name, tuple(PRECISION_POLICIES), name="the policy"),
         "pick one of the three",
     )
-    return Policy(name, tf.as_dtype(COMPUTE_DTYPES[name]))
+    return Policy(name, tf.as_dtype(PRECISION_POLICIES[name]))
 
 
 @contextlib.contextmanager
