@@ -232,14 +232,21 @@ def train_regression(policy_name, scaled, steps_per_run, jit, runs=50):
             tiny_regression_loss(policy_name), optimizer, batches, steps_per_run,
             jit_compile=jit,
         )  # fmt: skip
-        with v1.Session() as session:
-            session.run(v1.global_variables_initializer())
-            batches.initialize(session)
-            for _ in range(runs):
-                feed = batches.next_feed(session, steps_per_run)
-                _, losses = session.run([step.train_op, step.losses], feed)
-            scale = session.run(optimizer.loss_scale) if scaled else None
+        fetch = optimizer.loss_scale if scaled else None
+        losses, scale = run_repeated(step, batches, runs, fetch)
     return losses[-1], scale
+
+
+def run_repeated(step, batches, runs, fetch_after=None):
+    """Runs ``runs`` runs of a :class:`RepeatedStep` in a new session of the default
+    graph; returns the last run's losses and ``fetch_after``'s value (or None)."""
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        batches.initialize(session)
+        for _ in range(runs):
+            feed = batches.next_feed(session, step.steps_per_run)
+            _, losses = session.run([step.train_op, step.losses], feed)
+        return losses, session.run(fetch_after) if fetch_after is not None else None
 
 
 @pytest.mark.parametrize("steps_per_run, jit", [(1, False), (8, False), (8, True)])
@@ -336,12 +343,7 @@ def autoencoder_loss_after(policy_name, steps_per_run, jit, runs=10):
             loss_fn, v1.train.AdagradOptimizer(0.5), batches, steps_per_run, jit_compile=jit
         )
         assert {v.dtype for v in v1.global_variables()} == {tf.float32}
-        with v1.Session() as session:
-            session.run(v1.global_variables_initializer())
-            batches.initialize(session)
-            for _ in range(runs):
-                feed = batches.next_feed(session, steps_per_run)
-                _, losses = session.run([step.train_op, step.losses], feed)
+        losses, _ = run_repeated(step, batches, runs)
     return losses[-1]
 
 
