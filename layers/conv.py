@@ -23,7 +23,7 @@ from layers.dense import (
     truncated_normal,
 )
 from layers.errors import ShapeError
-from layers.variables import full_name, get_variable
+from layers.variables import full_name, get_variable, in_dtype_of
 
 
 def check_images(owner, inputs, channels=None):
@@ -108,6 +108,7 @@ class _Convolution(Layer):
                 )
                 self._params.append(self._b)
             self._regularization_loss = own_regularization_loss(self._w, regularizer)
+            inputs = in_dtype_of(inputs, self._w)
             self._logits = self._convolve(inputs, size, n_out, stride, padding)
             if bias:
                 self._logits = tf.nn.bias_add(self._logits, self._b)

@@ -23,7 +23,7 @@ import tensorflow as tf
 from layers.base import Layer
 from layers.checks import int_problem, require
 from layers.errors import ShapeError, TieError, ZooError
-from layers.variables import full_name, get_variable
+from layers.variables import at_least_float32, full_name, get_variable, in_dtype_of
 
 
 def truncated_normal(stddev=0.05):
@@ -34,6 +34,12 @@ def truncated_normal(stddev=0.05):
 def random_normal(stddev=0.05):
     """Returns the seeds' read-out initializer: normal, mean 0."""
     return tf.compat.v1.random_normal_initializer(mean=0.0, stddev=stddev)
+
+
+def softmax_float32(logits):
+    """The softmax, computed in float32 whatever the logits' dtype (a precision
+    policy's bfloat16 or float16 logits are cast first)."""
+    return tf.nn.softmax(at_least_float32(logits))
 
 
 def check_input(owner, inputs, n_in):
@@ -144,7 +150,9 @@ class Dense(Layer):
             )
             self._params.append(self._b)
             self._regularization_loss = own_regularization_loss(self._w, regularizer)
-            self._logits = tf.nn.bias_add(self._product(inputs), self._b)
+            self._logits = tf.nn.bias_add(
+                self._product(in_dtype_of(inputs, self._b)), self._b
+            )
             self._output = (activation or self.default_activation)(self._logits)
 
     @staticmethod
@@ -192,7 +200,7 @@ class ReadOut(Dense):
     projection tied to the embedding matrix (logits ``h @ E^T + b``).
     """
 
-    default_activation = staticmethod(tf.nn.softmax)
+    default_activation = staticmethod(softmax_float32)
 
     @staticmethod
     def default_w_init():

@@ -7,7 +7,8 @@ Usage, in a package's ``__init__.py``::
     })
 
 ``from layers import Encoder`` imports ``layers.dense`` then; ``import
-layers.errors`` alone imports neither ``layers.dense`` nor TensorFlow.
+layers.errors`` alone imports neither ``layers.dense`` nor TensorFlow. A module
+may be exported by its own name (``"zoo.training.precision": ("precision",)``).
 """
 
 import importlib
@@ -27,7 +28,11 @@ def exports(package, modules):
     def __getattr__(name):
         if name not in module_of:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module_of[name]), name)
+        module = importlib.import_module(module_of[name])
+        if module.__name__.endswith(f".{name}") and not hasattr(module, name):
+            value = module  # a module exported by its own name: zoo.precision
+        else:
+            value = getattr(module, name)
         setattr(sys.modules[package], name, value)
         return value
 
@@ -35,4 +40,3 @@ def exports(package, modules):
         return names
 
     return __getattr__, __dir__, names
-

@@ -33,7 +33,7 @@ from layers.base import Layer, read_only
 from layers.checks import number_problem, require
 from layers.dense import scope_or_current
 from layers.errors import ShapeError, ZooError
-from layers.variables import full_name, get_variable
+from layers.variables import at_least_float32, full_name, get_variable
 
 _settings = threading.local()  # .stack: the (moments, update) of open batch_statistics
 
@@ -106,7 +106,9 @@ class BatchNorm:
     ``zoo.sharing.keras.ZooLayer``) it runs with the call.
 
     Args:
-        inputs: float32 tensor [batch, ..., features], the feature width known.
+        inputs: float32 tensor [batch, ..., features], the feature width known
+            (bfloat16 or float16 too: the statistics are computed in float32 and
+            the output has the inputs' dtype).
         training: Python bool, or a scalar bool tensor (one graph for both modes:
             ``tf.compat.v1.placeholder_with_default(True, [])``; fed False, the
             output uses the moving statistics and the update leaves them as they
@@ -119,8 +121,9 @@ class BatchNorm:
     Raises:
         ShapeError: the input's rank or feature width is not known statically,
             or the scope holds the variables of another width (reuse).
-        ZooError: the input is not float32, ``training`` is neither a bool nor
-            a scalar bool tensor, or ``decay``/``epsilon`` are out of range.
+        ZooError: the input is not float32, bfloat16 or float16, ``training`` is
+            neither a bool nor a scalar bool tensor, or ``decay``/``epsilon`` are
+            out of range.
         ScopeError, EagerError: as :class:`layers.Dense`.
     """
 
@@ -143,14 +146,17 @@ class BatchNorm:
             self._gamma, self._beta = gamma, beta
             self._moving_mean, self._moving_variance = moving_mean, moving_variance
             axes = list(range(inputs.shape.rank - 1))
+            # Statistics in float32 whatever the inputs' dtype (a precision policy's
+            # bfloat16 or float16); the output returns to the inputs' dtype.
+            inputs32 = at_least_float32(inputs)
             if training is False:
                 mean, variance = moving_mean, moving_variance
             elif training is True:
-                mean, variance = moments(inputs, axes)
+                mean, variance = moments(inputs32, axes)
             else:
                 mean, variance = tf.cond(
                     training,
-                    lambda: moments(inputs, axes),
+                    lambda: moments(inputs32, axes),
                     lambda: (tf.identity(moving_mean), tf.identity(moving_variance)),
                 )
             self._mean, self._variance = mean, variance
@@ -158,8 +164,10 @@ class BatchNorm:
             if training is not False and may_update:
                 moving = [moving_mean, moving_variance]
                 self._updates = _update(training, decay, moving, mean, variance)
-            self._output = tf.nn.batch_normalization(
-                inputs, mean, variance, beta, gamma, epsilon
+            scale, offset = (at_least_float32(v) for v in (gamma, beta))
+            self._output = tf.cast(
+                tf.nn.batch_normalization(inputs32, mean, variance, offset, scale, epsilon),
+                inputs.dtype,
             )
 
     input = Layer.input
@@ -229,16 +237,16 @@ def _update(training, decay, moving, mean, variance):
 
 
 def _feature_width(owner, inputs):
-    """The static last dimension of float32 ``inputs`` (rank >= 2).
+    """The static last dimension of float ``inputs`` (rank >= 2).
 
     Raises:
         ZooError: another dtype.
         ShapeError: unknown rank, rank below 2, or an unknown last dimension.
     """
-    if inputs.dtype != tf.float32:
+    if inputs.dtype not in (tf.float32, tf.bfloat16, tf.float16):
         raise ZooError(
-            f"{owner}: expected float32 inputs (the variables are float32), found "
-            f"{inputs.dtype.name}; cast them with tf.cast(x, tf.float32)"
+            f"{owner}: expected float32 inputs (bfloat16 or float16 under a precision "
+            f"policy), found {inputs.dtype.name}; cast them with tf.cast(x, tf.float32)"
         )
     shape = inputs.shape
     if shape.rank is None or shape.rank < 2 or shape[-1] is None:

@@ -138,6 +138,28 @@ def get_variable(
         raise translate_error(owner, full_name(name), list(shape), err) from None
 
 
+def in_dtype_of(inputs, weight):
+    """Returns ``inputs`` cast to the dtype ``weight`` is read in (itself when equal).
+
+    A layer computes in its weights' dtype: under a precision policy
+    (``zoo.training.precision``) a float32 variable is read as bfloat16 or
+    float16, and the layer's inputs follow it on entry.
+    """
+    return tf.cast(inputs, weight.dtype.base_dtype)
+
+
+def at_least_float32(tensor):
+    """Returns a bfloat16 or float16 ``tensor`` cast to float32, any other as it is.
+
+    Where a precision policy's products end, what must stay exact (batch-norm
+    statistics, softmax, cross-entropies, loss reductions) reads its input
+    through this; a float32 graph gets no op from it.
+    """
+    if tensor.dtype in (tf.bfloat16, tf.float16):
+        return tf.cast(tensor, tf.float32)
+    return tensor
+
+
 def l2_regularizer(scale):
     """Returns TF1's ``tf.contrib.layers.l2_regularizer``: ``scale * sum(w ** 2) / 2``.
 
@@ -149,7 +171,8 @@ def l2_regularizer(scale):
     """
 
     def l2(weight):
-        return tf.multiply(scale, tf.nn.l2_loss(weight), name="l2_regularizer")
+        loss = tf.nn.l2_loss(at_least_float32(weight))
+        return tf.multiply(scale, loss, name="l2_regularizer")
 
     return l2
 

@@ -35,6 +35,8 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.training.hparams": ("HParams",),
         "zoo.training.loop": ("NonFiniteLossError", "train_loop", "run_steps"),
         "zoo.training.steps": ("repeat_step", "repeat_updates", "with_updates"),
+        "zoo.training.precision": ("precision",),
+        "zoo.training.loss_scale": ("LossScaleOptimizer",),
         "zoo.training.gan": ("gan_training", "gan_update", "resumable_noise"),
         "zoo.sharing.share": (
             "VariableStore", "share", "save_by_name", "restore_by_name",

@@ -4,8 +4,16 @@
   ``DCGAN`` (convolutions) and ``MLP_GAN`` (one hidden layer per player); its
   ``ARCHITECTURES`` maps each to its builders, ``experiments/gan.py`` offers them
   as ``--architecture``.
+- ``PRECISION_POLICIES``: the policies of :func:`zoo.training.precision.policy`,
+  each with the dtype its products run in (variables are float32 in all three).
 """
 
 DCGAN = "dcgan"
 MLP_GAN = "mlp"
 GAN_ARCHITECTURES = (DCGAN, MLP_GAN)
+
+PRECISION_POLICIES = {
+    "float32": "float32",
+    "mixed_bfloat16": "bfloat16",
+    "mixed_float16": "float16",
+}

@@ -19,6 +19,7 @@ from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 from zoo import training
 from zoo.data.batches import GraphBatches, batch_dataset
 from zoo.models import autoencoder, mlp_classifier
+from zoo.training import precision
 
 LEARNING_RATE = 0.1
 N_HIDDEN = 625
@@ -68,7 +69,16 @@ def zoo_step(case):
     return looped, fed
 
 
-def ours(case, train, args, source="graph", steps_per_run=1, xla=False, step=None):
+def ours(
+    case,
+    train,
+    args,
+    source="graph",
+    steps_per_run=1,
+    xla=False,
+    step=None,
+    policy="float32",
+):
     """Returns ``run(steps)`` for our training loop.
 
     Args:
@@ -85,6 +95,8 @@ def ours(case, train, args, source="graph", steps_per_run=1, xla=False, step=Non
         xla: compile the loop with XLA (``repeat_step(jit_compile=True)``).
         step: ``(looped, fed)`` as :func:`zoo_step` returns (its default): how
             a training step of the model is built.
+        policy: the precision policy the step is built under
+            (:func:`zoo.training.precision.policy`).
     """
     looped, fed = step or zoo_step(case)
     batches = dataclasses.replace(train, epoch=0, position=0)
@@ -95,11 +107,13 @@ def ours(case, train, args, source="graph", steps_per_run=1, xla=False, step=Non
             source_batches = (GraphBatches if source == "graph" else FixedBatch)(
                 batches, case.batch_size
             )
-            train_op, loss = looped(source_batches, steps_per_run, xla), None
+            with precision.policy(policy):
+                train_op, loss = looped(source_batches, steps_per_run, xla), None
         else:
             x = tf.compat.v1.placeholder(tf.float32, [None, train.images.shape[1]], "x")
             y = tf.compat.v1.placeholder(tf.float32, [None, train.labels.shape[1]], "y")
-            train_op, loss = fed(x, y)
+            with precision.policy(policy):
+                train_op, loss = fed(x, y)
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
     session = tf.compat.v1.Session(graph=graph, config=session_config(args))

@@ -53,6 +53,7 @@ from zoo import training
 from zoo.data.batches import GraphBatches
 from zoo.models import rnn_classifier
 from zoo.models.siamese import partners_in_batch, siamese
+from zoo.training import precision
 
 LEARNING_RATE = 1e-3  # Adam's, as both experiments
 MARGIN = 1.0
@@ -123,7 +124,7 @@ def our_loss(model, images, labels):
     ).loss
 
 
-def ours(model, train, args, xla, fixed=False):
+def ours(model, train, args, xla, fixed=False, policy="float32"):
     """Returns ``run(steps)`` for our K-step loop.
 
     Args:
@@ -134,19 +135,22 @@ def ours(model, train, args, xla, fixed=False):
         xla: compile the loop with XLA.
         fixed: one batch held in memory instead of :class:`GraphBatches`
             (the compute limit).
+        policy: the precision policy the step is built under
+            (:func:`zoo.training.precision.policy`).
     """
     batches = dataclasses.replace(train, epoch=0, position=0)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         source = (FixedBatch if fixed else GraphBatches)(batches, model.sizes.batch)
-        step = training.repeat_step(
-            lambda images, labels: our_loss(model, images, labels),
-            tf.compat.v1.train.AdamOptimizer(LEARNING_RATE),
-            source,
-            args.steps_per_run,
-            jit_compile=xla,
-        )
+        with precision.policy(policy):
+            step = training.repeat_step(
+                lambda images, labels: our_loss(model, images, labels),
+                tf.compat.v1.train.AdamOptimizer(LEARNING_RATE),
+                source,
+                args.steps_per_run,
+                jit_compile=xla,
+            )
         init = tf.compat.v1.global_variables_initializer()
     graph.finalize()
     session = tf.compat.v1.Session(graph=graph, config=session_config(args))

@@ -153,3 +153,16 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert (
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
+    bf16 = results["bf16"]
+    assert bf16["policy"] == "mixed_bfloat16"
+    assert set(bf16["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
+    for row in ("autoencoder_untied", "autoencoder_tied", "mlp", "rnn", "siamese"):
+        speeds = bf16[row]["steps_per_s"]
+        assert {"ours_fp32_no_xla", "ours_bf16_no_xla", "keras_bf16_spe"} <= set(speeds)
+        assert (
+            bf16[row]["ratio_fp32"] == speeds["ours_bf16_best"] / speeds["ours_fp32_best"]
+        )
+        assert (
+            bf16[row]["ratio_keras_best"]
+            == speeds["ours_bf16_best"] / speeds["keras_bf16_best"]
+        )

@@ -26,6 +26,7 @@ from layers import Conv2D, Conv2DTranspose, Dense
 from layers.checks import choice_problem, require
 from layers.dense import check_size
 from layers.errors import ScopeError, ShapeError
+from layers.variables import at_least_float32
 from zoo.constants import DCGAN, MLP_GAN
 from zoo.models.parts import builder_scope, check_widths, hidden_stack, input_width
 
@@ -474,7 +475,9 @@ def _leaky_relu(logits):
 
 
 def _cross_entropy(logits, label):
-    """Mean sigmoid cross-entropy of ``logits`` against the constant ``label``."""
+    """Mean sigmoid cross-entropy of ``logits`` against the constant ``label``, in
+    float32 whatever the logits' dtype (a precision policy's)."""
+    logits = at_least_float32(logits)
     labels = tf.fill(tf.shape(logits), label)
     return tf.reduce_mean(
         tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)

@@ -11,6 +11,7 @@ backward ops, which makes the autoencoder's training step 15-30 % faster on a
 import tensorflow as tf
 
 from layers.errors import ShapeError
+from layers.variables import at_least_float32
 
 
 def sigmoid_cross_entropy_mean(labels, logits, name="loss"):
@@ -23,7 +24,8 @@ def sigmoid_cross_entropy_mean(labels, logits, name="loss"):
 
     Args:
         labels: float tensor of targets in [0, 1].
-        logits: float tensor of the same shape and dtype.
+        logits: float tensor of the same shape (any float dtype: the loss is
+            computed in float32).
         name: name of the scalar result.
 
     Returns:
@@ -38,6 +40,9 @@ def sigmoid_cross_entropy_mean(labels, logits, name="loss"):
             f"{name}: expected labels of the logits' shape {logits_shape.as_list()}, "
             f"found {labels_shape.as_list()}; pass targets with one value per logit"
         )
+
+    # In float32 under a precision policy too (Keras casts a layer's inputs, the labels).
+    labels, logits = at_least_float32(labels), at_least_float32(logits)
 
     @tf.custom_gradient
     def mean_cross_entropy(z, x):

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from layers.dense import Decoder, Encoder, FullConnected, check_size
 from layers.errors import ScopeError, ShapeError
-from layers.variables import get_variable, require_graph
+from layers.variables import at_least_float32, get_variable, require_graph
 
 AUTO_REUSE = tf.compat.v1.AUTO_REUSE
 
@@ -220,7 +220,9 @@ def classifier_head(readout, y, layers, scope_name, penalty=None):
         plus ``penalty``.
     """
     loss = tf.reduce_sum(
-        tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=readout.logits)
+        tf.nn.softmax_cross_entropy_with_logits(
+            labels=y, logits=at_least_float32(readout.logits)
+        )
     )
     if penalty is not None:
         loss += penalty

@@ -97,6 +97,7 @@ def gru_step(x, h, n_in, n_hidden):
     """
     glorot = tf.compat.v1.glorot_uniform_initializer()
     width = n_in + n_hidden
+    x = tf.cast(x, h.dtype)  # the policy's compute dtype from the second step on
     gates = Dense(
         tf.concat([x, h], 1),
         width,
@@ -107,6 +108,8 @@ def gru_step(x, h, n_in, n_hidden):
         b_init=tf.compat.v1.ones_initializer(),
     )
     reset, update = tf.split(gates.output, 2, axis=1)
+    # Under a precision policy the gates compute in bfloat16/float16: so does the rest.
+    x, h = (tf.cast(t, gates.output.dtype) for t in (x, h))
     candidate = Dense(
         tf.concat([x, reset * h], 1),
         width,

@@ -32,6 +32,7 @@ from layers import Dense
 from layers.checks import number_problem, require
 from layers.dense import check_size
 from layers.errors import ShapeError
+from layers.variables import at_least_float32
 from zoo.models.parts import builder_scope, hidden_stack, input_width
 
 
@@ -169,7 +170,8 @@ def siamese(
                 tf.compat.v1.variable_scope(name, reuse=again) as tower_scope,
             ):
                 towers.append(_tower(x, width, hidden, embedding_size, tower_scope.name))
-        embedding1, embedding2 = (tower.embedding for tower in towers)
+        # The distance and the loss in float32, whatever the towers' compute dtype.
+        embedding1, embedding2 = (at_least_float32(t.embedding) for t in towers)
         distance_sq = tf.reduce_sum(tf.square(embedding1 - embedding2), axis=1)
         distance = tf.sqrt(distance_sq + 1e-12, name="distance")
         loss = None if same is None else contrastive_loss(distance, same, margin)

@@ -216,6 +216,7 @@ class ZooLayer(keras.layers.Layer):
                 shape=spec.shape,
                 dtype=spec.dtype.name,
                 trainable=spec.trainable,
+                autocast=spec.trainable,  # mixed policies: moving statistics stay float32
                 name=spec.name.replace("/", "."),
                 initializer=lambda shape, dtype, init=spec.initial_value: init(),
                 regularizer=_on_tensor(spec.regularizers),

@@ -123,8 +123,16 @@ def repeat_step(
             )
             trained.extend(v for g, v in grads_and_vars if g is not None)
             gradients = [g for g, _ in grads_and_vars if g is not None]
-        else:
-            gradients = tf.gradients(loss, trained)
+        else:  # through the optimizer: a wrapper's compute_gradients (loss scaling) too
+            gradients = [
+                g
+                for g, _ in optimizer.compute_gradients(
+                    loss,
+                    trained,
+                    gate_gradients=optimizer.GATE_NONE,
+                    colocate_gradients_with_ops=True,
+                )
+            ]
         if clip_norm is not None:
             gradients, _ = tf.clip_by_global_norm(gradients, clip_norm)
         update = optimizer.apply_gradients(

@@ -1,0 +1,466 @@
+"""Precision policies by scope: float32 variables read in bfloat16 or float16."""
+
+import pathlib
+import re
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers import BatchNorm, ReadOut
+from layers.errors import ScopeError, ZooError
+from tests.zoo import tf1_code
+from zoo import (
+    ZooLayer,
+    autoencoder,
+    copy_scope,
+    mlp_classifier,
+    precision,
+    repeat_step,
+    share,
+)
+from zoo.data import DataSet
+from zoo.data.batches import GraphBatches
+from zoo.parallel import towers
+from zoo.training.loss_scale import LossScaleOptimizer
+
+v1 = tf.compat.v1
+
+
+def product_dtypes(graph):
+    """The dtypes of every MatMul's inputs in ``graph``."""
+    return {
+        t.dtype for op in graph.get_operations() if op.type == "MatMul" for t in op.inputs
+    }
+
+
+def test_variables_stay_float32_and_products_run_bfloat16(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16") as chosen:
+        ae = autoencoder(x, scope="ae")
+    assert chosen.compute_dtype == tf.bfloat16
+    assert [(v.name, v.dtype) for v in v1.global_variables()] == [
+        ("ae/encoder/W:0", tf.float32),
+        ("ae/encoder/b:0", tf.float32),
+        ("ae/decoder/b:0", tf.float32),
+    ]
+    assert ae.encoded.dtype == tf.bfloat16 and ae.decoded.dtype == tf.bfloat16
+    assert ae.loss.dtype == tf.float32
+    assert product_dtypes(graph) == {tf.bfloat16}
+    gradients = tf.gradients(ae.loss, v1.trainable_variables())
+    assert [g.dtype for g in gradients] == [tf.float32] * 3
+
+
+def test_float32_policy_and_no_policy_build_the_same_graph():
+    def ops(policy_name):
+        with tf.Graph().as_default() as g:
+            x = v1.placeholder(tf.float32, [None, 20])
+            y = v1.placeholder(tf.float32, [None, 10])
+            if policy_name is None:
+                mlp_classifier(x, y, scope="mlp", hidden=(8,))
+            else:
+                with precision.policy(policy_name):
+                    mlp_classifier(x, y, scope="mlp", hidden=(8,))
+        return [(op.name, op.type) for op in g.get_operations()]
+
+    assert ops("float32") == ops(None)
+    assert "Cast" in {kind for _, kind in ops("mixed_bfloat16")}
+
+
+def test_reuse_reads_the_same_float32_variable(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        first = autoencoder(x, scope="ae")
+        count = len(v1.global_variables())
+        again = autoencoder(x, scope="ae", reuse=True)
+    assert len(v1.global_variables()) == count == 3
+    with tf.compat.v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        feed = {x: np.random.default_rng(0).random((4, 784), np.float32)}
+        a, b = session.run([first.encoded, again.encoded], feed)
+    np.testing.assert_array_equal(a.astype(np.float32), b.astype(np.float32))
+
+
+def test_float32_graph_restores_a_mixed_checkpoint(tmp_path):
+    data = np.random.default_rng(1).random((8, 784), np.float32)
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 784])
+        with precision.policy("mixed_bfloat16"):
+            ae = autoencoder(x, scope="ae")
+        train = v1.train.AdagradOptimizer(0.1).minimize(ae.loss)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for _ in range(3):
+                session.run(train, {x: data})
+            trained = session.run(v1.trainable_variables())
+            v1.train.Saver(v1.trainable_variables()).save(session, path)
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 784])
+        autoencoder(x, scope="ae")
+        with v1.Session() as session:
+            v1.train.Saver(v1.trainable_variables()).restore(session, path)
+            restored = session.run(v1.trainable_variables())
+    for a, b in zip(trained, restored, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_nested_float32_policy_keeps_a_head_in_float32(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        ae = autoencoder(x, scope="ae")
+        with precision.policy("float32"), v1.variable_scope("head"):
+            head = ReadOut(ae.encoded, 625, 10)
+        assert precision.current_policy().name == "mixed_bfloat16"
+    assert head.logits.dtype == tf.float32 and head.w.dtype == tf.float32
+    assert isinstance(head.w, tf.Variable)  # read as it is, no cast
+    assert ae.decoder.logits.dtype == tf.bfloat16
+
+
+def test_mixed_float16_computes_in_float16(graph):
+    x = v1.placeholder(tf.float32, [None, 20])
+    y = v1.placeholder(tf.float32, [None, 10])
+    with precision.policy("mixed_float16"):
+        model = mlp_classifier(x, y, scope="mlp", hidden=(8,))
+    assert model.logits.dtype == tf.float16
+    assert model.y_pred.dtype == tf.float32 and model.loss.dtype == tf.float32
+
+
+def test_batch_norm_statistics_stay_float32(graph):
+    x = v1.placeholder(tf.float32, [None, 6])
+    with precision.policy("mixed_bfloat16"), v1.variable_scope("net"):
+        h = ReadOut(x, 6, 6, activation=tf.identity).output
+        bn = BatchNorm(h, True)
+    assert h.dtype == tf.bfloat16 and bn.output.dtype == tf.bfloat16
+    assert bn.mean.dtype == tf.float32 and bn.variance.dtype == tf.float32
+    assert isinstance(bn.moving_mean, tf.Variable)  # not cast: the update assigns it
+    assert bn.moving_mean.dtype == tf.float32
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        data = np.random.default_rng(2).normal(3.0, 2.0, (64, 6)).astype(np.float32)
+        mean, h_value = session.run([bn.mean, h], {x: data})
+    np.testing.assert_allclose(mean, h_value.astype(np.float32).mean(0), rtol=1e-5)
+
+
+def test_user_tf1_code_under_a_policy(graph):
+    left = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+    right = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+    with precision.policy("mixed_bfloat16"):
+        distance = tf1_code.siamese(
+            precision.cast_to_compute(left), precision.cast_to_compute(right)
+        )
+    assert distance.dtype == tf.bfloat16
+    assert [(v.name, v.dtype) for v in v1.global_variables()] == [
+        ("tower/W:0", tf.float32),
+        ("tower/b:0", tf.float32),
+    ]
+    (penalty,) = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert penalty.dtype == tf.float32  # TensorFlow hands the variable itself
+
+
+def test_integer_boolean_and_untrained_variables_are_never_cast(graph):
+    with precision.policy("mixed_float16"):
+        count = v1.get_variable("count", [], tf.int64, v1.zeros_initializer())
+        flag = v1.get_variable("flag", [], tf.bool, v1.zeros_initializer())
+        moving = v1.get_variable("moving", [3], trainable=False)
+        weight = v1.get_variable("weight", [3])
+    assert all(isinstance(v, tf.Variable) for v in (count, flag, moving))
+    assert (count.dtype, flag.dtype, moving.dtype) == (tf.int64, tf.bool, tf.float32)
+    assert weight.dtype == tf.float16 and not isinstance(weight, tf.Variable)
+
+
+def test_a_request_for_the_compute_dtype_makes_a_float32_variable(graph):
+    with precision.policy("mixed_bfloat16"):
+        read = v1.get_variable("w", [2], tf.bfloat16)
+    (variable,) = v1.global_variables()
+    assert variable.dtype == tf.float32 and read.dtype == tf.bfloat16
+
+
+def test_unknown_policy_lists_the_three():
+    with pytest.raises(
+        ZooError,
+        match=r"precision.policy: expected the policy to be one of float32, "
+        r"mixed_bfloat16, mixed_float16, found 'bf16'; pick one of the three",
+    ):
+        with precision.policy("bf16"):
+            pass
+
+
+def test_reuse_of_a_variable_in_another_dtype_names_it(graph):
+    with v1.variable_scope("old"):
+        v1.get_variable("W", [2], tf.float16)
+    with precision.policy("mixed_bfloat16"), v1.variable_scope("old", reuse=True):
+        with pytest.raises(
+            ScopeError,
+            match=r"precision.policy\('mixed_bfloat16'\): expected variable old/W stored "
+            r"in float32 .*found float16; build that scope",
+        ):
+            v1.get_variable("W", [2])
+
+
+# float16 loss scaling ------------------------------------------------------------
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(1024, 32)).astype(np.float32)
+Y = (X @ RNG.normal(size=(32, 16)) + RNG.normal(size=(1024, 16))).astype(np.float32)
+TINY = 1e-7  # the loss's weight: its gradients in float16 lie below 6e-8, float16's least
+
+
+def tiny_regression_loss(policy_name):
+    """A linear regression whose loss is weighted so small that float16 loses its
+    gradients: ``TINY * mean((x W + b - y)^2)``, the layer under the policy."""
+
+    def loss_fn(x, y):
+        with precision.policy(policy_name):
+            prediction = ReadOut(x, 32, 16, scope="linear", activation=tf.identity).logits
+        return TINY * tf.reduce_mean(tf.square(tf.cast(prediction, tf.float32) - y))
+
+    return loss_fn
+
+
+def train_regression(policy_name, scaled, steps_per_run, jit, runs=50):
+    """Trains the tiny regression with Adam in ``runs`` runs of ``steps_per_run``
+    steps; returns the last step's loss and the final loss scale (or None)."""
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        batches = GraphBatches(DataSet(X, Y), 64)
+        optimizer = v1.train.AdamOptimizer(0.05, epsilon=1e-14)
+        if scaled:
+            optimizer = LossScaleOptimizer(optimizer, growth_steps=50)
+        step = repeat_step(
+            tiny_regression_loss(policy_name), optimizer, batches, steps_per_run,
+            jit_compile=jit,
+        )  # fmt: skip
+        fetch = optimizer.loss_scale if scaled else None
+        losses, scale = run_repeated(step, batches, runs, fetch)
+    return losses[-1], scale
+
+
+def run_repeated(step, batches, runs, fetch_after=None):
+    """Runs ``runs`` runs of a :class:`RepeatedStep` in a new session of the default
+    graph; returns the last run's losses and ``fetch_after``'s value (or None)."""
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        batches.initialize(session)
+        for _ in range(runs):
+            feed = batches.next_feed(session, step.steps_per_run)
+            _, losses = session.run([step.train_op, step.losses], feed)
+        return losses, session.run(fetch_after) if fetch_after is not None else None
+
+
+@pytest.mark.parametrize("steps_per_run, jit", [(1, False), (8, False), (8, True)])
+def test_float16_underflows_without_scaling_and_trains_with_it(steps_per_run, jit):
+    runs = 400 // steps_per_run
+    reference, _ = train_regression("float32", False, steps_per_run, jit, runs)
+    unscaled, _ = train_regression("mixed_float16", False, steps_per_run, jit, runs)
+    scaled, scale = train_regression("mixed_float16", True, steps_per_run, jit, runs)
+    assert unscaled > 10 * reference  # the gradients underflowed: it barely trained
+    assert abs(scaled - reference) <= 0.02 * reference
+    assert scale > 2.0**15  # it grew after 50 finite steps at a time
+
+
+def test_non_finite_gradients_skip_the_update_and_halve_the_scale(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    optimizer = LossScaleOptimizer(v1.train.AdamOptimizer(0.05), initial_scale=2.0**40)
+    loss = tiny_regression_loss("mixed_float16")(x, y) / TINY  # float16 overflows
+    train = optimizer.minimize(loss)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        before = session.run(v1.trainable_variables())
+        session.run(train, {x: X[:64], y: Y[:64]})
+        after = session.run(v1.trainable_variables())
+        scale, finite_steps = session.run([optimizer.loss_scale, optimizer.finite_steps])
+        first_moment = optimizer.get_slot(v1.trainable_variables()[0], "m")
+        assert not session.run(first_moment).any()  # Adam's slot did not move either
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert scale == 2.0**39 and finite_steps == 0
+
+
+def test_the_scale_grows_after_growth_steps_finite_steps(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    optimizer = LossScaleOptimizer(v1.train.AdamOptimizer(0.05), 4.0, growth_steps=3)
+    train = optimizer.minimize(tiny_regression_loss("mixed_float16")(x, y))
+    scales = []
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        for _ in range(7):
+            session.run(train, {x: X[:64], y: Y[:64]})
+            scales.append(session.run(optimizer.loss_scale))
+    assert scales == [4.0, 4.0, 8.0, 8.0, 8.0, 16.0, 16.0]
+
+
+def test_the_scale_is_checkpointed_state(graph):
+    x = v1.placeholder(tf.float32, [None, 32])
+    y = v1.placeholder(tf.float32, [None, 16])
+    first, second = (LossScaleOptimizer(v1.train.AdamOptimizer(0.05)) for _ in range(2))
+    loss = tiny_regression_loss("mixed_float16")(x, y)
+    first.minimize(loss)
+    second.minimize(loss)
+    names = {v.name for v in v1.global_variables()}
+    assert {"loss_scale/scale:0", "loss_scale/finite_steps:0"} <= names
+    assert {"loss_scale_1/scale:0", "loss_scale_1/finite_steps:0"} <= names  # apart
+    assert not {v.name for v in v1.trainable_variables()} & {"loss_scale/scale:0"}
+
+
+def test_loss_scale_optimizer_checks_its_arguments():
+    with pytest.raises(ZooError, match=r"LossScaleOptimizer: expected a tf.compat.v1"):
+        LossScaleOptimizer("adam")
+    with pytest.raises(
+        ZooError, match=r"LossScaleOptimizer: expected the initial scale to be a finite "
+        r"number >= 1, found 0.5; pass e.g. initial_scale=2.0\*\*15",
+    ):  # fmt: skip
+        LossScaleOptimizer(v1.train.AdamOptimizer(0.05), initial_scale=0.5)
+    with pytest.raises(ZooError, match=r"expected the steps before the scale grows to be"):
+        LossScaleOptimizer(v1.train.AdamOptimizer(0.05), growth_steps=0)
+
+
+# Everywhere the zoo trains -------------------------------------------------------
+
+_LATENT = np.random.default_rng(3).normal(size=(256, 4)) @ np.random.default_rng(4).normal(
+    size=(4, 784)
+)
+IMAGES = (_LATENT > 0).astype(np.float32)  # binary images of four factors: learnable
+NO_LABELS = np.zeros((256, 10), np.float32)
+
+
+def autoencoder_loss_after(policy_name, steps_per_run, jit, runs=10):
+    """The last loss of ``runs`` runs of an autoencoder's repeat_step (Adagrad 0.5)."""
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        batches = GraphBatches(DataSet(IMAGES, NO_LABELS), 32)
+
+        def loss_fn(images, labels):
+            with precision.policy(policy_name):
+                return autoencoder(
+                    images, scope="ae", reuse=v1.AUTO_REUSE, n_hidden=64
+                ).loss
+
+        step = repeat_step(
+            loss_fn, v1.train.AdagradOptimizer(0.5), batches, steps_per_run, jit_compile=jit
+        )
+        assert {v.dtype for v in v1.global_variables()} == {tf.float32}
+        losses, _ = run_repeated(step, batches, runs)
+    return losses[-1]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["no_xla", "xla"])
+def test_repeat_step_trains_in_bfloat16_to_float32s_loss(jit):
+    float32 = autoencoder_loss_after("float32", 4, jit)
+    bfloat16 = autoencoder_loss_after("mixed_bfloat16", 4, jit)
+    first = autoencoder_loss_after("float32", 4, jit, runs=1)
+    assert float32 < 0.97 * first  # it trained
+    assert abs(bfloat16 - float32) <= 0.01 * float32
+
+
+def bn_classifier(dtypes):
+    """A towers model: dense -> batch norm -> ReLU -> read-out, under mixed_bfloat16;
+    appends the batch norm's statistics' and output's dtypes to ``dtypes``."""
+
+    def model(images, labels):
+        with precision.policy("mixed_bfloat16"):
+            h = ReadOut(images, 16, 8, scope="dense", activation=tf.identity).output
+            bn = BatchNorm(h, True)
+            readout = ReadOut(tf.nn.relu(bn.output), 8, 3, scope="readout")
+        dtypes.append((bn.mean.dtype, bn.variance.dtype, bn.output.dtype))
+        return tf.reduce_mean(
+            tf.nn.softmax_cross_entropy_with_logits(
+                labels=labels, logits=tf.cast(readout.logits, tf.float32)
+            )
+        )
+
+    return model
+
+
+def test_sync_towers_under_bfloat16_keep_the_moments_float32():
+    rng = np.random.default_rng(4)
+    images = rng.normal(1.0, 2.0, (64, 16)).astype(np.float32)
+    labels = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 64)]
+    trained, dtypes = [], []
+    for n in (1, 2):
+        with tf.Graph().as_default():
+            v1.set_random_seed(1)
+            x, y = tf.constant(images), tf.constant(labels)
+            loss, _ = towers.data_parallel(
+                bn_classifier(dtypes), n, scope="net", batch_norm="sync"
+            )(x, y)
+            train = v1.train.GradientDescentOptimizer(0.5).minimize(loss)
+            assert {v.dtype for v in v1.global_variables()} == {tf.float32}
+            with v1.Session(config=towers.session_config(n)) as session:
+                session.run(v1.global_variables_initializer())
+                for _ in range(3):
+                    session.run(train)
+                trained.append(session.run({v.op.name: v for v in v1.global_variables()}))
+    assert set(dtypes) == {(tf.float32, tf.float32, tf.bfloat16)}
+    one, two = trained
+    assert "net/bn/moving_mean" in one
+    for name, value in one.items():  # bfloat16 products: equal to its round-off
+        np.testing.assert_allclose(two[name], value, atol=2e-2, rtol=2e-2)
+
+
+def test_share_and_tf_function_under_a_policy():
+    model = share(autoencoder, "ae", n_hidden=32)
+    images = tf.constant(IMAGES[:32])
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            with precision.policy("mixed_bfloat16"):
+                result = model(images)
+        gradients = tape.gradient(result.loss, model.trainable_variables)
+        for variable, gradient in zip(model.trainable_variables, gradients, strict=True):
+            variable.assign_sub(20.0 * gradient)
+        return result.loss, result.encoded
+
+    first, encoded = step()
+    for _ in range(20):
+        last, _ = step()
+    assert encoded.dtype == tf.bfloat16 and first.dtype == tf.float32
+    assert [v.dtype for v in model.variables] == [tf.float32] * 3
+    assert len(model.variables) == 3  # one set, shared by every trace and call
+    assert float(last) < 0.9 * float(first)
+
+
+def test_zoo_layer_follows_the_keras_dtype_policy():
+    layer = ZooLayer("autoencoder", output="decoded", dtype="mixed_bfloat16")
+    assert layer(IMAGES[:4]).dtype == tf.bfloat16
+    assert [w.dtype for w in layer.weights] == ["float32"] * 3
+    normalized = ZooLayer(tf1_code.normalized_pair, dtype="mixed_bfloat16")
+    inputs = keras.Input((tf1_code.WIDTH,))
+    model = keras.Model(inputs, normalized(inputs)[0])
+    model.compile("sgd", "mse")
+    data = np.random.default_rng(5).normal(2.0, 3.0, (64, tf1_code.WIDTH))
+    model.fit(data, np.zeros_like(data), batch_size=64, epochs=1, verbose=0)
+    moving_mean = normalized.non_trainable_weights[0]
+    assert moving_mean.dtype == "float32"  # not autocast: fit moved it
+    np.testing.assert_allclose(moving_mean.numpy(), 0.01 * data.mean(0), rtol=0.05)
+
+
+def test_a_state_copy_moves_float32_variables_built_under_a_policy(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        autoencoder(x, scope="online", n_hidden=16)
+    autoencoder(x, scope="target", n_hidden=16)
+    copy = copy_scope("online", "target")
+    assert len(copy.pairs) == 3
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(copy.op)
+        online, target = (
+            session.run(v1.trainable_variables(scope)) for scope in ("online", "target")
+        )
+    for a, b in zip(online, target, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_page_runs_and_its_claims_hold():
+    """docs/precision.md's Python blocks run as written, with their asserts."""
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "precision.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(blocks) == 2
+    namespace = {"__name__": "precision_doc"}
+    exec(compile("\n".join(blocks), "<docs/precision.md>", "exec"), namespace)  # noqa: S102
+    assert namespace["scale"] > 2.0**15  # it grew: every step was finite

@@ -1,0 +1,164 @@
+"""Mixed precision by scope: float32 variables read in bfloat16 or float16.
+
+Under ``policy("mixed_bfloat16")`` every variable made or reused through
+``tf.compat.v1.get_variable`` (the zoo's builders, :mod:`layers`, your own TF1
+function) is stored in float32 and each trainable one is read through a cast to
+bfloat16, by the scope's custom getter, the TF1 recipe. Checkpoints therefore
+hold float32 values under the usual names, and a float32 graph restores them.
+The layers cast their inputs to their weights' dtype on entry, so the matrix
+products run in the compute dtype; batch-norm statistics, softmax, the
+cross-entropies and the loss reductions stay float32 (:mod:`layers` and
+:mod:`zoo.models` cast to float32 there). Non-trainable variables (moving
+statistics, counters, optimizer slots) and integer or boolean ones are never
+cast. A nested policy overrides the outer one for what is built inside it.
+
+Usage::
+
+    with precision.policy("mixed_bfloat16"):
+        ae = zoo.autoencoder(x, scope="ae")      # ae/encoder/W float32, products bf16
+        with precision.policy("float32"):
+            head = ReadOut(ae.encoded, 625, 10)  # a head in float32
+    optimizer.minimize(ae.loss)                  # float32 loss, float32 updates
+
+For float16, whose gradients underflow without it, wrap the optimizer in
+:class:`zoo.training.loss_scale.LossScaleOptimizer`.
+"""
+
+import contextlib
+import contextvars
+import dataclasses
+
+import tensorflow as tf
+
+from layers.checks import choice_problem, require
+from layers.errors import ScopeError
+from zoo.constants import PRECISION_POLICIES
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """A precision policy: its name and the dtype the products run in.
+
+    Attributes:
+        name: ``float32``, ``mixed_bfloat16`` or ``mixed_float16``.
+        compute_dtype: ``tf.float32``, ``tf.bfloat16`` or ``tf.float16``.
+    """
+
+    name: str
+    compute_dtype: tf.DType
+
+
+FLOAT32 = Policy("float32", tf.float32)
+
+_current = contextvars.ContextVar("precision_policy", default=FLOAT32)
+# True while an inner policy's getter asks the outer ones for the variable: they
+# then return it uncast, so the innermost policy alone decides how it is read.
+_inner_read = contextvars.ContextVar("precision_inner_read", default=False)
+
+
+def get_policy(name):
+    """Returns the :class:`Policy` called ``name``.
+
+    Raises:
+        ZooError: ``name`` is not one of the three policies.
+    """
+    require(
+        "precision.policy",
+        choice_problem(name, tuple(PRECISION_POLICIES), name="the policy"),
+        "pick one of the three",
+    )
+    return Policy(name, tf.as_dtype(PRECISION_POLICIES[name]))
+
+
+@contextlib.contextmanager
+def policy(name):
+    """Builds what runs inside in the policy ``name``, keyed by the variable scope.
+
+    Re-enters the current variable scope with a custom getter: variables are
+    created float32 (a request for the compute dtype makes a float32 one too),
+    and trainable float32 ones are read cast to the compute dtype. The scopes
+    opened inside, and the ``zoo.share`` templates made inside, keep the getter.
+
+    Args:
+        name: ``"float32"``, ``"mixed_bfloat16"`` or ``"mixed_float16"``.
+
+    Yields:
+        The :class:`Policy`.
+
+    Raises:
+        ZooError: an unknown policy name (the message lists the three).
+        ScopeError: (while building inside) ``reuse`` finds a variable stored
+            in another dtype than float32; the message names it.
+    """
+    chosen = get_policy(name)
+    token = _current.set(chosen)
+    try:
+        with tf.compat.v1.variable_scope(
+            tf.compat.v1.get_variable_scope(),
+            custom_getter=_getter(chosen),
+            auxiliary_name_scope=False,
+        ):
+            yield chosen
+    finally:
+        _current.reset(token)
+
+
+def current_policy():
+    """The :class:`Policy` of the innermost open :func:`policy` (float32 outside)."""
+    return _current.get()
+
+
+def cast_to_compute(tensor):
+    """Casts a floating ``tensor`` to the current policy's compute dtype.
+
+    What your own TF1 function does with its inputs on entry under a policy
+    (the zoo's layers do it themselves); integer and boolean tensors pass.
+    """
+    tensor = tf.convert_to_tensor(tensor)
+    if not tensor.dtype.is_floating:
+        return tensor
+    return tf.cast(tensor, current_policy().compute_dtype)
+
+
+def _getter(chosen):
+    """The custom getter of ``chosen``: float32 variables, cast reads."""
+
+    def read(getter, name, *args, **kwargs):
+        read_by_inner = _inner_read.get()
+        dtype = tf.as_dtype(kwargs.get("dtype") or tf.float32)
+        if dtype in (chosen.compute_dtype, tf.float32):
+            kwargs["dtype"] = tf.float32
+        token = _inner_read.set(True)
+        try:
+            variable = getter(name, *args, **kwargs)
+        except ValueError as err:
+            raise _dtype_error(chosen, name, err) from None
+        finally:
+            _inner_read.reset(token)
+        if read_by_inner or not _cast_on_read(variable, chosen):
+            return variable
+        return tf.cast(variable, chosen.compute_dtype)
+
+    return read
+
+
+def _cast_on_read(variable, chosen):
+    """Whether the policy reads ``variable`` cast: trainable float32 ones only."""
+    return (
+        chosen.compute_dtype != tf.float32
+        and variable.dtype.base_dtype == tf.float32
+        and getattr(variable, "trainable", False)
+    )
+
+
+def _dtype_error(chosen, name, err):
+    """TensorFlow's "specified dtype ... found dtype" as a ScopeError naming ``name``."""
+    text = str(err)
+    if "but specified dtype" not in text:
+        return err
+    found = text.rsplit("found dtype ", 1)[-1].rstrip(".")
+    return ScopeError(
+        f"precision.policy({chosen.name!r}): expected variable {name} stored in float32 "
+        f"(the policies keep variables in float32), found {found}; build that scope "
+        "under the policy from its first build, or read it outside the policy"
+    )
