@@ -29,6 +29,7 @@ import tensorflow as tf
 from layers.base import read_only
 from layers.errors import DataError
 from layers.variables import require_graph
+from zoo.data.loaders import BATCH_WINDOW
 
 
 def batch_dataset(images, labels, batch_size, seed=0):
@@ -90,9 +91,7 @@ class GraphBatches:
         EagerError: built eagerly (use :func:`batch_dataset` there).
     """
 
-    DEFAULT_WINDOW = 256
-
-    def __init__(self, dataset, batch_size, window=DEFAULT_WINDOW, name="batches"):
+    def __init__(self, dataset, batch_size, window=BATCH_WINDOW, name="batches"):
         require_graph("GraphBatches")
         check_batch_size("GraphBatches", batch_size, dataset.num_examples)
         if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
