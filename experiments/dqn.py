@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from experiments.harness import figures, flags, processes, record, rundir
+from experiments.harness import entry, figures, flags, processes, record, rundir, startup
 from layers.errors import ZooError
 
 VARIANTS = ("none", "hard", "polyak", "double")
@@ -76,7 +76,11 @@ def build_parser():
     )
     flags.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
     p.add_argument(
-        "--seeds", type=int, default=5, help="runs per variant: seeds --seed, --seed+1, ..."
+        "--seeds",
+        type=int,
+        default=5,
+        quick=2,
+        help="runs per variant: seeds --seed, --seed+1, ...",
     )
     p.add_argument("--learning-rate", type=float, default=2.3e-3, help="Adam learning rate")
     p.add_argument(
@@ -101,6 +105,7 @@ def build_parser():
         type=int,
         default=1000,
         check=flags.integer(0),
+        quick=200,
         help="uniformly random environment steps before the first update",
     )
     p.add_argument(
@@ -137,6 +142,7 @@ def build_parser():
         "--epsilon-decay",
         type=int,
         default=8000,
+        quick=300,
         help="environment steps over which epsilon decays linearly",
     )
     p.add_argument(
@@ -158,6 +164,7 @@ def build_parser():
         "--eval-episodes",
         type=int,
         default=20,
+        quick=5,
         help="greedy episodes that evaluate each run's final network, on reset seeds "
         "training never used",
     )
@@ -167,6 +174,7 @@ def build_parser():
         default=PROFILE_CALLS,
         metavar="N",
         check=flags.integer(0),
+        quick=5,
         help="calls per timed batch of the step profile (first seed of each variant); "
         "0 skips it",
     )
@@ -216,14 +224,8 @@ def parse(argv):
     from zoo.rl.envs import check_env
 
     args = flags.parse_args(build_parser(), argv)
-    if args.quick:
-        args.profile_calls = min(args.profile_calls, 5)
-        args.seeds = min(args.seeds, 2)
-        args.learning_starts = min(args.learning_starts, 200)
-        args.epsilon_decay = min(args.epsilon_decay, 300)
-        args.eval_episodes = min(args.eval_episodes, 5)
-    args.env_spec = check_env(args.env)
-    return args
+    startup.import_tensorflow()
+    return args.with_flags(env_spec=check_env(args.env))
 
 
 SYNC = ("target_network", "double", "period", "tau")
@@ -386,7 +388,7 @@ def run_seed(args, run, variant, seed, path, profile=False):
         checkpoints = RolloutCheckpoint(
             run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
         )
-        log_every = flags.log_period(args.steps)
+        log_every = entry.log_period(args.steps)
         cpu = time.process_time()
         logged, updates_per_second = training.run_steps(
             run_step,
@@ -701,4 +703,4 @@ def _describe(summary):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

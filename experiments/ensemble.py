@@ -25,7 +25,7 @@ Writes ``results.json``, ``accuracy.png`` and TensorBoard events under
 
 import time
 
-from experiments.harness import figures, flags, rundir, seeds
+from experiments.harness import datasets, entry, figures, flags, rundir, seeds, startup
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS, DataSet
 
@@ -137,7 +137,7 @@ def run_case(case, args, data, run):
                 args.steps,
                 args.batch_size,
                 lambda images, labels: {x: images, y: labels},
-                log_every=flags.log_period(args.steps),
+                log_every=entry.log_period(args.steps),
                 desc=f"{case}/{name}",
                 metrics={"batch_accuracy": accuracies_after_update[number - 1]},
                 checkpointer=run.checkpointer,
@@ -214,7 +214,8 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
     args = flags.parse_args(build_parser(), argv)
-    data = flags.load_data(args)
+    startup.import_tensorflow()
+    data = datasets.load(args)
     if data.train.num_examples < 2 * args.batch_size:
         raise ZooError(
             f"{data.source}: expected at least {2 * args.batch_size} training images "
@@ -242,4 +243,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import datasets, entry, figures, flags, rundir, startup
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
@@ -115,6 +115,7 @@ def build_parser():
         type=int,
         default=5000,
         check=at_least_two,
+        quick=1000,
         help="generated images per FCD evaluation (and real training images for the "
         "floor); quick runs use at most 1,000",
     )
@@ -122,6 +123,7 @@ def build_parser():
         "--classifier-steps",
         type=int,
         default=3000,
+        quick=300,
         help="training steps of the feature classifier (batch 128, Adam 1e-3); quick "
         "runs use at most 300",
     )
@@ -149,17 +151,15 @@ def check_evals(args):
 
 
 def parse_args(argv):
-    """Parses and checks the flags (:func:`flags.parse_args`); ``--quick`` caps
-    ``--samples`` at 1,000 and ``--classifier-steps`` at 300.
+    """Parses and checks the flags (:func:`flags.parse_args`), then starts TensorFlow;
+    ``--quick`` caps ``--samples`` at 1,000 and ``--classifier-steps`` at 300.
 
     Raises:
         ZooError: a flag out of range (every number is checked, ``--samples``
             needs 2 or more), or more ``--evals`` than ``--steps``.
     """
     args = flags.parse_args(build_parser(), argv)
-    if args.quick:
-        args.samples = min(args.samples, 1000)
-        args.classifier_steps = min(args.classifier_steps, 300)
+    startup.import_tensorflow()
     return args
 
 
@@ -249,7 +249,7 @@ def train_feature_classifier(args, data, run):
         batches,
         args.classifier_steps,
         CLASSIFIER_BATCH,
-        log_every=flags.log_period(args.classifier_steps),
+        log_every=entry.log_period(args.classifier_steps),
         desc="classifier",
         checkpointer=run.checkpointer,
     )
@@ -372,7 +372,7 @@ def run_variant(variant, args, data, run, classifier, real):
                 batches,
                 end - begin,
                 args.batch_size,
-                log_every=flags.log_period(end - begin),
+                log_every=entry.log_period(end - begin),
                 desc=f"{variant}-{end}",
                 checkpointer=run.checkpointer,
             )
@@ -486,7 +486,7 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
     args = parse_args(argv)
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     run = rundir.run_dir(args, "gan")
     start = time.perf_counter()
     classifier = train_feature_classifier(args, data, run)
@@ -540,4 +540,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

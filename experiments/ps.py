@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import classifiers, flags, rundir
+from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
 from layers.errors import RunInterrupted, ZooError
 from zoo.parallel import cluster_spec
 
@@ -146,6 +146,7 @@ def build_parser():
 def main(argv=None):
     """Launches a local cluster, or runs one task of a given cluster."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     task = task_of(args)
     if task:
         jobs, job, index = task
@@ -243,7 +244,7 @@ def run_task(args, hidden, jobs, job, index):
     if args.parent_pid is not None:  # started by the launcher: end with it
         distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
-        run = rundir.run_dir(args, "ps", join=True)
+        args, run = rundir.join_run(args, "ps")
         distributed.wait_for_ps(cluster, args.startup_timeout)
     address = cluster.task_address(job, index)
     try:
@@ -256,7 +257,7 @@ def run_task(args, hidden, jobs, job, index):
     if job == "ps":
         while True:  # until SIGTERM/SIGKILL; the server's threads do the work
             time.sleep(3600)
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
     checkpoint_dir = run.file("checkpoints")  # train_worker refuses a foreign `checkpoint`
 
@@ -314,12 +315,12 @@ def evaluate(args, hidden, checkpoint_dir, test):
     }
 
 
-def task_argv(args, jobs, job, index):
-    """Returns the command line of one task of the local cluster ``jobs``."""
+def task_argv(args, out, jobs, job, index):
+    """Returns the command line of one task of the local cluster ``jobs`` in run ``out``."""
     spec = json.dumps(jobs)
     argv = [
         sys.executable, "-m", "experiments.ps", "--cluster", spec,
-        "--job-name", job, "--task-index", str(index), "--out", args.out,
+        "--job-name", job, "--task-index", str(index), "--out", out,
         "--steps", str(args.steps), "--batch-size", str(args.batch_size),
         "--seed", str(args.seed), "--model", args.model,
         "--hidden", args.hidden, "--learning-rate", str(args.learning_rate),
@@ -355,7 +356,7 @@ class Cluster:
     def start(self, job, index):
         """Starts (or restarts) one task with its output in ``logs/<job>-<index>.log``."""
         name = f"{job}-{index}"
-        argv = task_argv(self.args, self.cluster, job, index)
+        argv = task_argv(self.args, self.run.path, self.cluster, job, index)
         with open(self.log(name), "a") as log:
             self.processes[name] = subprocess.Popen(
                 self.network.command(argv) if self.network else argv,
@@ -511,7 +512,6 @@ def launch(args):
     from zoo.training import signals_caught
 
     run = rundir.run_dir(args, "ps")
-    args.out = run.path
     if args.resume:
         check_resume(args, run.file("checkpoints"))
     network = open_network(args)
@@ -585,4 +585,4 @@ def write_results(args, run, children):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

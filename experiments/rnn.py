@@ -23,7 +23,7 @@ events under ``tensorboard/<variant>/`` into the run directory.
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import entry, figures, flags, rundir
 from layers.errors import ShapeError
 from zoo.data import N_CLASSES, N_PIXELS
 
@@ -183,7 +183,7 @@ def accuracy_figure(results):
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "rnn")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "rnn")
     variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
     summary = {
@@ -207,4 +207,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -37,7 +37,7 @@ embeddings on their first two principal axes) and TensorBoard events under
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import entry, figures, flags, rundir
 from zoo.data import N_PIXELS
 
 VARIANTS = ("shared", "two_towers")
@@ -271,7 +271,7 @@ def nearest_neighbour_accuracy(queries, query_labels, gallery, gallery_labels, c
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "siamese")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "siamese")
     variants = flags.chosen_variants(args, VARIANTS)
     results, shown = {}, {}
     for variant in variants:
@@ -312,4 +312,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

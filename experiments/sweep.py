@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import datasets, entry, figures, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
 # The grid's hyperparameters and the flags that list their values.
@@ -191,7 +191,7 @@ def sweep_one_graph(configurations, data, args, checkpointer=None):
         :func:`run_configuration` dicts.
     """
     start = time.perf_counter()
-    network = Network(args.hidden, args.seed, **configurations[0])
+    network = Network(flags.integers(args.hidden), args.seed, **configurations[0])
     build_seconds = time.perf_counter() - start
     with contextlib.closing(network):
         results = [
@@ -214,7 +214,9 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
     results = []
     for config in configurations:
         setup_start = time.perf_counter()
-        with contextlib.closing(Network(args.hidden, args.seed, **config)) as network:
+        with contextlib.closing(
+            Network(flags.integers(args.hidden), args.seed, **config)
+        ) as network:
             results.append(
                 run_configuration(network, config, data, args, setup_start, checkpointer)
             )
@@ -345,10 +347,10 @@ def build_parser():
 def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     configurations = grid(args)
-    run = rundir.run_dir(args, "sweep")  # run.json keeps --hidden as it was given
-    args.hidden = flags.integers(args.hidden)
-    data = flags.load_data(args)
+    run = rundir.run_dir(args, "sweep")
+    data = datasets.load(args)
     checkpointer = run.checkpointer
 
     start = time.perf_counter()
@@ -362,7 +364,7 @@ def main(argv=None):
         dataset=data.name,
         steps=args.steps,
         batch_size=args.batch_size,
-        hidden=list(args.hidden),
+        hidden=list(flags.integers(args.hidden)),
         seed=args.seed,
     )
     run.write_results(results)
@@ -377,4 +379,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -34,11 +34,10 @@ Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and Ten
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-import argparse
 
 import numpy as np
 
-from experiments.harness import classifiers, figures, flags, rundir
+from experiments.harness import classifiers, entry, figures, flags, rundir
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
@@ -132,10 +131,9 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
         return towers_loss(images, labels)
 
     name = f"{mode}_x{towers}" + ("_compare" if steps else "") + ("_reordered" * reordered)
-    variant_args = argparse.Namespace(**{**vars(args), "steps": steps or args.steps})
     return train_variant(
         name,
-        variant_args,
+        args.with_flags(steps=steps or args.steps),
         data,
         run,
         loss_fn=loss_fn,
@@ -324,7 +322,7 @@ def accuracy_and_speed_figure(results):
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "towers")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "towers")
     modes = MODES if args.batch_norm == "all" else (args.batch_norm,)
     counts = sorted(set(flags.integers(args.towers)))
     results, weights = {}, {}
@@ -355,4 +353,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -9,7 +9,7 @@ import signal
 import numpy as np
 import pytest
 
-from experiments.harness import flags, startup
+from experiments.harness import entry, startup
 from zoo.data import FILES, DataSet, write_idx
 
 tf = startup.import_tensorflow()  # as the experiments do: without its start-up lines
@@ -127,7 +127,7 @@ def refused_in_one_line(main, argv, capsys):
     line (argparse's own errors put the program's name before it).
     """
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(main, argv)
+        entry.entry_point(main, argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error: " in err, err

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from experiments.harness import classifiers, flags, rundir, startup
+from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
 from layers.errors import ZooError
 
 
@@ -234,8 +234,9 @@ def runner_results(out):
 def main(argv=None):
     """Runs the three measurements and writes ``bench.json``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     run = rundir.run_dir(args, "bench_gradients")
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     one_run, overhead = one_run_and_overhead(args, data)
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}
     if args.ps_steps:
@@ -245,4 +246,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

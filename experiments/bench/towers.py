@@ -25,7 +25,7 @@ Usage::
 import statistics
 import time
 
-from experiments.harness import classifiers, flags, rundir
+from experiments.harness import classifiers, entry, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = classifiers.BATCH_NORM
@@ -109,6 +109,7 @@ def check_batch(args):
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     run_dir = None if args.json else rundir.run_dir(args, "bench_towers")
     rounds, seconds = (1, 0.1) if args.quick else (args.rounds, args.seconds)
     batch_size = args.towers * 4 if args.quick else args.batch_size
@@ -158,4 +159,4 @@ def _has_gpu():
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from experiments import autoencoder
-from experiments.harness import flags, rundir
+from experiments.harness import datasets, entry, flags, rundir
 from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 
@@ -114,7 +114,7 @@ def train_variant(data_dir, out, seed, steps_per_run="32", *extra):
     argv += extra
     args = flags.parse_args(autoencoder.build_parser(), argv)
     run = rundir.run_dir(args, "autoencoder")
-    return autoencoder.run_variant("tied", args, flags.load_data(args), run)
+    return autoencoder.run_variant("tied", args, datasets.load(args), run)
 
 
 @pytest.mark.slow
@@ -152,14 +152,14 @@ def test_xla_is_on_by_default_and_moves_numbers_only_by_round_off(tiny_data_dir,
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--steps", "-5"], "--steps: expected a positive integer, found -5"),
+        (["--steps", "-5"], r"--steps: expected an int in \[1, \d+\], found -5"),
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
         ([], "--data-dir: expected an existing directory, found nothing at"),
-        (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
-        (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer, found 0"),
+        (["--validation", "-1"], r"--validation: expected an int in \[0, \d+\], found -1"),
+        (["--steps-per-run", "0"], r"--steps-per-run: expected an int in \[1, 256\]"),
         (
             ["--steps-per-run", "257"],
-            "--steps-per-run: expected a positive integer, found 257",
+            r"--steps-per-run: expected an int in \[1, 256\], found 257",
         ),
     ],
 )
@@ -180,4 +180,4 @@ def test_help_documents_every_flag(capsys):
 
 @pytest.mark.parametrize("steps, period", [(10001, 1000), (5000, 1000), (300, 60), (3, 1)])
 def test_log_period(steps, period):
-    assert flags.log_period(steps) == period
+    assert entry.log_period(steps) == period

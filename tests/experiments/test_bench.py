@@ -80,8 +80,8 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--rounds", "0"], r"--rounds: expected a positive integer, found 0"),
-        (["--warmup", "-1"], r"--warmup: expected a count >= 0, found -1"),
+        (["--rounds", "0"], r"--rounds: expected an int in \[1, \d+\], found 0"),
+        (["--warmup", "-1"], r"--warmup: expected an int in \[0, \d+\], found -1"),
         (["--steps", "3", "--rounds", "4"], r"--rounds/--warmup: expected rounds > 0"),
         (["--models", "mlp,vae"], r"--models: expected models from autoencoder, mlp, gan"),
     ],

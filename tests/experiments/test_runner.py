@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.harness import flags, record, rundir
+from experiments.harness import entry, flags, record, rundir
 from layers.errors import ZooError
 from tests.conftest import edit_run_record, make_idx_dir
 from zoo import training
@@ -111,7 +111,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)
 '''
 
 
@@ -171,7 +171,7 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--checkpoint-every", "0"], "--checkpoint-every: expected a positive integer"),
+        (["--checkpoint-every", "0"], r"--checkpoint-every: expected an int in \[1, \d+\]"),
         (["--resume", "{tmp}", "--overwrite"], "expected either --resume or --overwrite"),
         (["--resume", "{tmp}", "--out", "{tmp}/other"], "expected --out to be absent"),
         (["--resume", "{tmp}/absent"], "expected an existing run directory, found none"),
@@ -347,7 +347,7 @@ def test_a_larger_steps_extends_the_run(toy, tmp_path):
 def test_ctrl_c_exits_130_with_the_resume_command(toy, tmp_path, capsys):
     out = str(tmp_path / "run")
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
+        entry.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
     assert exit_info.value.code == 130
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "net0: interrupted by SIGINT at step 8 of 20" in last
@@ -484,7 +484,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
 
     monkeypatch.setattr(rundir, "write_json", full)
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(toy.main, ["--steps", "4", "--out", out])
+        entry.entry_point(toy.main, ["--steps", "4", "--out", out])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
@@ -501,7 +501,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
         raise OSError(errno.EACCES, "Permission denied", "/somewhere/file")
 
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(broken)
+        entry.entry_point(broken)
     assert exit_info.value.code == 1
     assert capsys.readouterr().err.startswith("error: /somewhere/file: Permission denied;")
 
@@ -582,12 +582,11 @@ def train_graph_batches(source, steps, run=None, interrupt_at=None, window=4):
 def test_graph_batches_train_exactly_as_feed_dict_and_resume_mid_window(tmp_path):
     fed = train_graph_batches("feed", steps=14)  # 14 batches of 8 from 36: 3+ epochs
     in_graph = train_graph_batches("graph", steps=14)
-    args = flags.parse_args(flags.parser("t", 14, 8), ["--checkpoint-every", "5"])
-    args.out = str(tmp_path / "run")
+    p, out = flags.parser("t", 14, 8, data=False), str(tmp_path / "run")
+    args = flags.parse_args(p, ["--checkpoint-every", "5", "--out", out])
     with pytest.raises(training.RunInterrupted, match="at step 7 of 14"):
         train_graph_batches("graph", 14, rundir.run_dir(args, "t"), interrupt_at=6)
-    args.resume, args.out = args.out, None
-    flags._check_resume(args)
+    args = flags.parse_args(p, ["--resume", out])
     resumed = train_graph_batches("graph", 14, rundir.run_dir(args, "t"))
 
     for logged, weights in (in_graph, resumed):
@@ -682,9 +681,3 @@ def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
     toy.main(["--steps", "10", "--resume", str(out)])
     assert not any(path.exists() for path in left)
     assert (out / "results.json").exists()
-
-
-def test_the_steps_per_run_bound_is_the_window_graph_batches_draw_from():
-    from zoo.data.batches import GraphBatches
-
-    assert flags.MAX_STEPS_PER_RUN == GraphBatches.DEFAULT_WINDOW  # written twice
