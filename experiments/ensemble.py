@@ -190,17 +190,10 @@ def plot_accuracies(results, dataset):
             labels.append(f"{case}\naverage")
             ours.append(result["average_accuracy"])
             published.append(result["reference"]["average_accuracy"])
-    positions = range(len(labels))
     figure, axes = figures.pyplot().subplots(figsize=(1.6 * len(labels) + 2, 4.5))
-    for offset, values, label in (
-        (-0.2, ours, f"ours ({dataset})"),
-        (0.2, published, f"seed ({SEED_REFERENCE['dataset']})"),
-    ):
-        bars = axes.bar([p + offset for p in positions], values, width=0.4, label=label)
-        axes.bar_label(bars, fmt="%.4f", fontsize=8)
-    low = min(ours + published)
-    axes.set_ylim(max(0.0, low - 0.05), 1.0)
-    axes.set_xticks(list(positions), labels)
+    series = {f"ours ({dataset})": ours, f"seed ({SEED_REFERENCE['dataset']})": published}
+    figures.grouped_bars(axes, labels, series, "%.4f")
+    axes.set_ylim(max(0.0, min(ours + published) - 0.05), 1.0)
     axes.set_ylabel("test accuracy")
     axes.set_title("Two MLPs: shared weights vs independent networks and their average")
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)

@@ -50,6 +50,11 @@ PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an e
 # errs on the safe side.
 PS_BYTES = 680 << 20
 WORKER_BYTES = 1050 << 20
+# The launcher's flags that its tasks are started with.
+TASK_FLAGS = (
+    "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
+    "log_every", "startup_timeout", "dataset", "data_dir", "expose",
+)  # fmt: skip
 
 
 def build_parser():
@@ -317,23 +322,11 @@ def evaluate(args, hidden, checkpoint_dir, test):
 
 def task_argv(args, out, jobs, job, index):
     """Returns the command line of one task of the local cluster ``jobs`` in run ``out``."""
-    spec = json.dumps(jobs)
-    argv = [
-        sys.executable, "-m", "experiments.ps", "--cluster", spec,
+    return [
+        sys.executable, "-m", "experiments.ps", "--cluster", json.dumps(jobs),
         "--job-name", job, "--task-index", str(index), "--out", out,
-        "--steps", str(args.steps), "--batch-size", str(args.batch_size),
-        "--seed", str(args.seed), "--model", args.model,
-        "--hidden", args.hidden, "--learning-rate", str(args.learning_rate),
-        "--checkpoint-every", str(args.checkpoint_every),
-        "--log-every", str(args.log_every), "--startup-timeout", str(args.startup_timeout),
-        "--parent-pid", str(os.getpid()),
+        "--parent-pid", str(os.getpid()), *flags.argv_of(args, TASK_FLAGS),
     ]  # fmt: skip
-    argv += ["--dataset", args.dataset] if args.dataset else []
-    return (
-        argv
-        + (["--data-dir", args.data_dir] if args.data_dir else [])
-        + (["--expose"] if args.expose else [])
-    )
 
 
 class Cluster:

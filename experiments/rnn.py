@@ -186,21 +186,8 @@ def main(argv=None):
     args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "rnn")
     variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
-    summary = {
-        "experiment": "rnn",
-        "dataset": data.name,
-        "data_source": data.source,
-        "variants": results,
-    }
-    run.write_results(summary)
-    run.save_figure(
-        "loss_curves.png",
-        figures.loss_figure(
-            results,
-            "GRU row by row: shared cell vs a cell per step",
-            "cross-entropy summed over the batch",
-        ),
-    )
+    title = "GRU row by row: shared cell vs a cell per step"
+    run.write_ablation("rnn", data, results, title, "cross-entropy summed over the batch")
     run.save_figure("accuracy.png", accuracy_figure(results))
     print(f"results in {run.path}")
     return 0

@@ -34,7 +34,6 @@ Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and Ten
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-
 import numpy as np
 
 from experiments.harness import classifiers, entry, figures, flags, rundir
@@ -298,20 +297,13 @@ def accuracy_and_speed_figure(results):
     figure, panels = figures.pyplot().subplots(1, 2, figsize=(11, 4.5))
     counts = sorted({towers for _, towers in results})
     modes = [mode for mode in MODES if (mode, counts[0]) in results]
-    width = 0.8 / len(counts)
-    for panel, key, label in zip(
-        panels,
-        ("test_accuracy", "steps_per_second"),
-        ("test accuracy", "training steps per second"),
-        strict=True,
-    ):
-        for i, towers in enumerate(counts):
-            values = [results[mode, towers][key] for mode in modes]
-            places = [m + (i - (len(counts) - 1) / 2) * width for m in range(len(modes))]
-            bars = panel.bar(places, values, width, label=f"{towers} tower(s)")
-            panel.bar_label(bars, fmt="%.3g", fontsize=8)
-        panel.set_xticks(range(len(modes)), modes)
-        panel.set_ylabel(label)
+    for panel, key in zip(panels, ("test_accuracy", "steps_per_second"), strict=True):
+        series = {
+            f"{towers} tower(s)": [results[mode, towers][key] for mode in modes]
+            for towers in counts
+        }
+        figures.grouped_bars(panel, modes, series, "%.3g")
+        panel.set_ylabel(key.replace("_", " "))
         panel.set_xlabel("batch norm")
     panels[0].set_ylim(0, 1.1)
     panels[0].legend(loc="lower right")
@@ -334,19 +326,11 @@ def main(argv=None):
     compared, floor, largest_at = {}, {}, {}
     if len(counts) > 1 or counts[0] > 1:
         compared, floor, largest_at = compare_to_one_tower(modes, counts, args, data, run)
-    run.write_results(
-        {
-            "experiment": "towers",
-            "dataset": data.name,
-            "data_source": data.source,
-            "variants": {f"{mode}_x{towers}": r for (mode, towers), r in results.items()},
-            **summarize(results, weights, compared, floor, largest_at, args),
-        }
-    )
-    named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}
+    named = {f"{mode}_x{towers}": r for (mode, towers), r in results.items()}
     title = "Towers: no batch norm, per-tower and synchronized statistics"
-    losses = figures.loss_figure(named, title, "cross-entropy summed over the batch")
-    run.save_figure("loss_curves.png", losses)
+    summary = summarize(results, weights, compared, floor, largest_at, args)
+    label = "cross-entropy summed over the batch"
+    run.write_ablation("towers", data, named, title, label, **summary)
     run.save_figure("accuracy_and_speed.png", accuracy_and_speed_figure(results))
     print(f"results in {run.path}")
     return 0

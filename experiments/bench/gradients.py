@@ -197,13 +197,10 @@ def parameter_server(args, run):
     for workers in flags.integers(args.ps_workers):
         out = run.file(f"ps-{workers}")
         argv = [
-            sys.executable, "-m", "experiments.ps",
-            "--workers", str(workers), "--steps", str(args.ps_steps),
-            "--batch-size", str(args.batch_size), "--seed", str(args.seed),
-            "--out", out, "--overwrite",
+            sys.executable, "-m", "experiments.ps", "--workers", str(workers),
+            "--steps", str(args.ps_steps), "--out", out, "--overwrite",
+            *flags.argv_of(args, ("batch_size", "seed", "dataset", "data_dir")),
         ]  # fmt: skip
-        argv += ["--dataset", args.dataset] if args.dataset else []
-        argv += ["--data-dir", args.data_dir] if args.data_dir else []
         # its stderr without TensorFlow's start-up lines (this process's
         # TF_CPP_MIN_LOG_LEVEL, which it inherits, keeps it from dropping them)
         done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, check=False)

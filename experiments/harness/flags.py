@@ -172,6 +172,24 @@ def int_list(minimum=1):
     return check
 
 
+def real_list(check):
+    """Returns a check: comma-separated numbers, each accepted by ``check``."""
+
+    def check_list(value):
+        try:
+            numbers = reals(value)
+        except ValueError:
+            return f"expected comma-separated numbers, found {value!r}; pass e.g. 0.5,1"
+        return next(filter(None, map(check, numbers)), None)
+
+    return check_list
+
+
+def reals(value):
+    """Returns the numbers of a comma-separated flag checked by :func:`real_list`."""
+    return tuple(float(item) for item in value.split(","))
+
+
 def integers(value):
     """Returns the integers of a comma-separated flag checked by :func:`int_list`.
 
@@ -227,6 +245,21 @@ def one_of(names):
         return problem and f"{problem}; pick one of those"
 
     return check
+
+
+def argv_of(settings, dests):
+    """Returns the flags ``dests`` of ``settings`` as command-line arguments.
+
+    A flag whose value is None or False is left out; True gives the switch alone.
+    Used to start another process with some of this run's flags.
+    """
+    argv = []
+    for dest in dests:
+        value = settings.flags[dest]
+        if value is not None and value is not False:
+            flag = settings.recorded[dest]
+            argv += [flag] if value is True else [flag, str(value)]
+    return argv
 
 
 def parser(description, steps, batch_size, quick_steps=300, resumable=True, data=True):

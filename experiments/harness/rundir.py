@@ -23,7 +23,7 @@ import secrets
 import shutil
 import socket
 
-from experiments.harness import datasets, flags, record, startup
+from experiments.harness import datasets, figures, flags, record, startup
 from layers.errors import ZooError
 from zoo.training.files import TEMPORARY_PREFIX, atomic_write, write_json
 
@@ -122,6 +122,29 @@ class RunDir:
             "machine": record.machine(),
         }
         self.write_json(name, {**origin, **results})
+
+    def write_ablation(self, experiment, data, variants, loss_title, loss_label, **more):
+        """Writes an ablation's ``results.json`` and ``loss_curves.png``.
+
+        Args:
+            experiment: the experiment's name.
+            data: the :class:`zoo.data.DataSets` (its name and source are written).
+            variants: variant -> result, each with its logged ``losses``.
+            loss_title, loss_label: the loss figure's title and y axis label
+                (:func:`experiments.harness.figures.loss_figure`).
+            **more: more entries of results.json, before the variants.
+        """
+        self.write_results(
+            {
+                "experiment": experiment,
+                "dataset": data.name,
+                "data_source": data.source,
+                **more,
+                "variants": variants,
+            }
+        )
+        figure = figures.loss_figure(variants, loss_title, loss_label)
+        self.save_figure("loss_curves.png", figure)
 
     def write_csv(self, name, rows):
         """Writes a list of dicts as CSV with the first row's keys as header."""

@@ -40,7 +40,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments.harness import flags, record, rundir
+from experiments.harness import entry, flags, record, rundir
 from zoo import training
 from zoo.data import DataSet
 from zoo.models.mlp import mlp_classifier
