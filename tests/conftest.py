@@ -132,3 +132,17 @@ def refused_in_one_line(main, argv, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error: " in err, err
     return err
+
+
+def refused_before_any_work(main, flags, tmp_path, capsys, data_dir=None):
+    """Runs ``main`` with bad ``flags``; returns its one error line, as
+    :func:`refused_in_one_line`.
+
+    The run directory would be ``tmp_path/run`` and is asserted not to exist
+    (nothing started); the data comes from ``data_dir``, else a missing directory.
+    """
+    out = tmp_path / "run"
+    argv = ["--data-dir", data_dir or str(tmp_path / "nowhere"), "--out", str(out), *flags]
+    err = refused_in_one_line(main, argv, capsys)
+    assert not out.exists()
+    return err

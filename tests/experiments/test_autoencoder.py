@@ -11,7 +11,7 @@ import tensorflow as tf
 from experiments import autoencoder
 from experiments.harness import datasets, entry, flags, rundir
 from layers.errors import ZooError
-from tests.conftest import refused_in_one_line
+from tests.conftest import refused_before_any_work
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -152,21 +152,22 @@ def test_xla_is_on_by_default_and_moves_numbers_only_by_round_off(tiny_data_dir,
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--steps", "-5"], r"--steps: expected an int in \[1, \d+\], found -5"),
+        (["--steps", "-5"], "--steps: expected an int in [1, 2147483647], found -5"),
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
         ([], "--data-dir: expected an existing directory, found nothing at"),
-        (["--validation", "-1"], r"--validation: expected an int in \[0, \d+\], found -1"),
-        (["--steps-per-run", "0"], r"--steps-per-run: expected an int in \[1, 256\]"),
+        (
+            ["--validation", "-1"],
+            "--validation: expected an int in [0, 2147483647], found -1",
+        ),
+        (["--steps-per-run", "0"], "--steps-per-run: expected an int in [1, 256]"),
         (
             ["--steps-per-run", "257"],
-            r"--steps-per-run: expected an int in \[1, 256\], found 257",
+            "--steps-per-run: expected an int in [1, 256], found 257",
         ),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
-    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
-    assert message in refused_in_one_line(autoencoder.main, argv, capsys)
-    assert not (tmp_path / "run").exists()
+    assert message in refused_before_any_work(autoencoder.main, flags, tmp_path, capsys)
 
 
 def test_help_documents_every_flag(capsys):
