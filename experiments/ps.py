@@ -28,10 +28,10 @@ checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
 """
 
 import argparse
+import functools
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -39,11 +39,9 @@ import numpy as np
 
 from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
 from layers.errors import RunInterrupted, ZooError
-from zoo.parallel import cluster_spec
+from zoo.parallel import cluster_spec, launcher
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
-PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
 # Peak memory (VmHWM) of each task, measured with the full 70,000-example data and the
 # default MLP (docs/distributed.md); shared library pages count in each, so the sum
@@ -179,18 +177,6 @@ def check_cluster_flags(args):
         check_memory(args.workers)
 
 
-def memory_available(meminfo="/proc/meminfo"):
-    """Returns MemAvailable in bytes, or None where ``meminfo`` cannot be read."""
-    try:
-        with open(meminfo) as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def memory_needed(workers):
     """Returns the bytes that 1 ps and ``workers`` workers need (estimate)."""
     return PS_BYTES + workers * WORKER_BYTES
@@ -202,7 +188,7 @@ def check_memory(workers, meminfo="/proc/meminfo"):
     Raises:
         ZooError: the estimate of :func:`memory_needed` exceeds MemAvailable.
     """
-    available = memory_available(meminfo)
+    available = launcher.memory_available(meminfo)
     need = memory_needed(workers)
     if available is not None and need > available:
         raise ZooError(
@@ -237,8 +223,8 @@ def run_task(args, hidden, jobs, job, index):
     ``jobs`` is the cluster as :func:`task_of` returns it.
 
     Returns:
-        0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
-        launcher then retries on other ports).
+        0, or :data:`zoo.parallel.launcher.PORT_IN_USE_EXIT` when the task's port
+        was taken (the launcher then retries on other ports).
     """
     import tensorflow as tf
 
@@ -247,7 +233,7 @@ def run_task(args, hidden, jobs, job, index):
     v1 = tf.compat.v1
     cluster = distributed.parse_cluster(jobs)
     if args.parent_pid is not None:  # started by the launcher: end with it
-        distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
+        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
         args, run = rundir.join_run(args, "ps")
         distributed.wait_for_ps(cluster, args.startup_timeout)
@@ -256,7 +242,7 @@ def run_task(args, hidden, jobs, job, index):
         server = distributed.start_server(cluster, job, index, expose=args.expose)
     except distributed.PortInUseError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
-        return PORT_IN_USE_EXIT
+        return launcher.PORT_IN_USE_EXIT
     where = "on every interface, no authentication (--expose)" if args.expose else ""
     print(f"{job}:{index} serving at {address} {where}".strip(), flush=True)
     if job == "ps":
@@ -329,124 +315,6 @@ def task_argv(args, out, jobs, job, index):
     ]  # fmt: skip
 
 
-class Cluster:
-    """The launcher's child processes: started, supervised, and stopped in order.
-
-    Args:
-        args: the launcher's flags.
-        run: the :class:`rundir.RunDir`.
-        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.parallel.cluster_spec`).
-        network: the :class:`PrivateNetwork` the tasks run in, or None
-            (``--expose``: the machine's network).
-    """
-
-    def __init__(self, args, run, cluster, network):
-        self.args, self.run, self.cluster, self.network = args, run, cluster, network
-        self.processes = {}
-        self.restarts = {}
-        os.makedirs(run.file("logs"), exist_ok=True)
-
-    def start(self, job, index):
-        """Starts (or restarts) one task with its output in ``logs/<job>-<index>.log``."""
-        name = f"{job}-{index}"
-        argv = task_argv(self.args, self.run.path, self.cluster, job, index)
-        with open(self.log(name), "a") as log:
-            self.processes[name] = subprocess.Popen(
-                self.network.command(argv) if self.network else argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-            )
-        pids = {n: p.pid for n, p in self.processes.items()}
-        if self.network:
-            pids["network"] = self.network.pid
-        self.run.write_json(
-            "cluster.json",
-            {
-                "cluster": self.cluster,
-                "pids": pids,
-                "restarts": self.restarts,
-                "network": "private, loopback only" if self.network else "exposed",
-            },
-        )
-
-    def log(self, name):
-        """Returns the path of task ``name``'s log."""
-        return self.run.file(os.path.join("logs", f"{name}.log"))
-
-    def supervise(self, caught):
-        """Waits for every worker, restarting dead ones, until done or a signal.
-
-        Args:
-            caught: the list that collects SIGINT/SIGTERM; supervision stops
-                as soon as it holds one.
-
-        Raises:
-            ZooError: the ps exited, a worker failed with a zoo error or too
-                often, or ``--timeout`` passed; the message names the task's log.
-            PortInUseError: a task's port was taken.
-        """
-        from zoo.parallel.distributed import PortInUseError
-
-        deadline = time.monotonic() + self.args.timeout
-        workers = {f"worker-{i}": i for i in range(self.args.workers)}
-        while workers and not caught:
-            for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
-                if code == PORT_IN_USE_EXIT:
-                    job, index = name.split("-")
-                    address = self.cluster[job][int(index)]
-                    raise PortInUseError(job, int(index), address)
-            if self.processes["ps-0"].poll() is not None:
-                raise ZooError(self.failure("ps-0", "the ps exited"))
-            for name, index in list(workers.items()):
-                code = self.processes[name].poll()
-                if code == 0:
-                    del workers[name]
-                elif code is not None:
-                    if code == 2 or self.restarts.get(name, 0) >= self.args.max_restarts:
-                        raise ZooError(self.failure(name, f"{name} exited with {code}"))
-                    self.restarts[name] = self.restarts.get(name, 0) + 1
-                    self.start("worker", index)
-            if time.monotonic() > deadline:
-                raise ZooError(
-                    f"{self.run.path}: expected the workers to finish within "
-                    f"{self.args.timeout:g} s, found {sorted(workers)} still running; "
-                    "raise --timeout or lower --steps"
-                )
-            time.sleep(0.2)
-
-    def failure(self, name, what):
-        """Returns an error message with the last line of the task's log."""
-        log = self.log(name)
-        with open(log) as f:
-            lines = [line.strip() for line in f if line.strip()]
-        last = lines[-1] if lines else "(empty log)"
-        return f"{log}: expected {name} to run to the end, found {what}: {last}; see log"
-
-    def close(self):
-        """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
-
-        A task still there ``STOP_GRACE_S`` seconds after its SIGTERM is killed.
-        When a ps has exited (it died, or its port was taken) the chief's
-        checkpoint cannot reach the variables, so the workers are killed at once
-        rather than left to wait out the grace on a ps that will not answer.
-        """
-        workers = [p for n, p in self.processes.items() if n.startswith("worker")]
-        ps = [p for n, p in self.processes.items() if n.startswith("ps")]
-        ps_gone = any(process.poll() is not None for process in ps)
-        for group, grace in ((workers, 0 if ps_gone else STOP_GRACE_S), (ps, STOP_GRACE_S)):
-            for process in group:
-                if process.poll() is None:
-                    process.terminate()
-            deadline = time.monotonic() + grace
-            for process in group:
-                try:
-                    process.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-
-
 def open_network(args):
     """Returns the private network of the tasks, or None with ``--expose``.
 
@@ -511,14 +379,14 @@ def launch(args):
     try:
         with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
-                children = Cluster(
-                    args, run, cluster_spec.local_cluster(args.workers), network
-                )
+                jobs = cluster_spec.local_cluster(args.workers)
+                command = functools.partial(task_argv, args, run.path, jobs)
+                children = launcher.LocalCluster(command, run.path, jobs, network)
                 try:
                     children.start("ps", 0)
                     for index in range(args.workers):
                         children.start("worker", index)
-                    children.supervise(caught)
+                    children.supervise(caught, args.timeout, args.max_restarts)
                     break
                 except distributed.PortInUseError as err:
                     if attempt == PORT_ATTEMPTS:
@@ -570,7 +438,7 @@ def write_results(args, run, children):
             "model": args.model,
             "steps": args.steps,
             "batch_size": args.batch_size,
-            "cluster": children.cluster,
+            "cluster": children.jobs,
             "network": "exposed" if args.expose else "private, loopback only",
         },
     )

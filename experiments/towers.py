@@ -42,9 +42,8 @@ from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = classifiers.BATCH_NORM
 COMPARE_STEPS = 1  # steps of the one-tower-vs-N-towers comparison: one gradient's round-off
-TARGET_ACCURACY = (
-    0.8  # batch accuracy (mean of the last 4 logged) whose first step is given
-)
+# The batch accuracy (mean of the last SMOOTHING logged) whose first step is given.
+TARGET_ACCURACY = 0.8
 MOMENTUM = 0.9
 OPTIMIZER_SLOT = "Momentum"  # the name of MomentumOptimizer's slot variables
 LOG_PERIOD = 50
@@ -197,11 +196,9 @@ def steps_to_reach(result, target):
 
 def statistics_difference(a, b):
     """Largest absolute differences of the moving statistics of two weight dicts."""
+    diffs = differences(a, b)
     return {
-        kind: max(
-            (float(np.abs(a[name] - b[name]).max()) for name in a if name.endswith(kind)),
-            default=None,
-        )
+        kind: max((d for name, d in diffs.items() if name.endswith(kind)), default=None)
         for kind in ("moving_mean", "moving_variance")
     }
 
@@ -276,8 +273,8 @@ def compare_to_one_tower(modes, counts, args, data, run):
         variable that differs most}``.
     """
     compared, floor, largest_at = {}, {}, {}
+    steps = COMPARE_STEPS
     for mode in modes:
-        steps = COMPARE_STEPS
         _, one = run_variant(mode, 1, args, data, run, steps)
         compared[mode], largest_at[mode] = {}, {}
         for towers in counts:
