@@ -81,13 +81,6 @@ class Settings:
         """Returns a copy whose flags take ``values`` (a variant's own ``steps``)."""
         return dataclasses.replace(self, flags={**self.flags, **values})
 
-    @property
-    def shaping(self):
-        """The flags that shape the numbers: recorded, and not free to differ on resume."""
-        return {
-            dest: self.flags[dest] for dest in self.recorded if dest not in self.may_differ
-        }
-
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """States a flag's default once: not when it is None, the False of a switch

@@ -4,6 +4,7 @@ Most tests drive ``TOY``, a tiny experiment written the way real ones are (runne
 flags, RunDir, Checkpointer, train_loop), in-process; one kills it as a subprocess.
 """
 
+import dataclasses
 import errno
 import fcntl
 import importlib.util
@@ -681,3 +682,42 @@ def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
     toy.main(["--steps", "10", "--resume", str(out)])
     assert not any(path.exists() for path in left)
     assert (out / "results.json").exists()
+
+
+def test_settings_are_frozen_and_read_flags_as_attributes():
+    p = flags.parser("toy", steps=10, batch_size=8, data=False)
+    p.add_argument("--samples", type=int, default=500, quick=50)
+    settings = flags.parse_args(p, ["--samples", "70"])
+    assert (settings.samples, settings.flags["samples"], settings.steps) == (70, 70, 10)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.samples = 1
+    with pytest.raises(AttributeError, match="no flag or field 'sample'"):
+        _ = settings.sample
+    assert settings.with_flags(steps=3).steps == 3 and settings.steps == 10
+    quick = flags.parse_args(p, ["--samples", "70", "--quick"])
+    assert (quick.samples, quick.steps) == (50, 10)  # quick= caps: at most 50 samples
+    assert flags.parse_args(p, ["--samples", "20", "--quick"]).samples == 20
+
+
+def test_argv_of_gives_flags_back_as_a_command_line():
+    p = flags.parser("toy", steps=10, batch_size=8, data=False)
+    p.add_argument("--name", default=None)
+    p.add_argument("--expose", action="store_true")
+    settings = flags.parse_args(p, ["--steps", "7"])
+    assert flags.argv_of(settings, ("steps", "name", "expose")) == ["--steps", "7"]
+    exposed = settings.with_flags(expose=True, name="a")
+    assert flags.argv_of(exposed, ("name", "expose")) == ["--name", "a", "--expose"]
+
+
+def test_parsing_the_flags_starts_no_tensorflow(tmp_path):
+    code = (
+        "import sys; from experiments import autoencoder; "
+        "from experiments.harness import flags; "
+        f"flags.parse_args(autoencoder.build_parser(), ['--data-dir', {str(tmp_path)!r}]); "
+        "print('tensorflow' in sys.modules)"
+    )
+    make_idx_dir(tmp_path, 20, 10)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=runner_root()
+    )
+    assert done.stdout.strip() == "False", done.stderr
