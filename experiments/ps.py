@@ -92,7 +92,6 @@ def build_parser():
         "--task-index",
         type=int,
         default=0,
-        check=flags.integer(0),
         help="this task's index in its job; worker 0 is the chief",
     )
     p.add_argument(
@@ -124,12 +123,8 @@ def build_parser():
         default=1800.0,
         help="launcher: seconds before the whole run is stopped as failed",
     )
-    p.add_argument(
-        "--max-restarts",
-        type=int,
-        default=2,
-        help="launcher: times a dead worker is restarted",
-        check=flags.integer(0),
+    flags.add_count_flag(
+        p, "--max-restarts", 2, "launcher: times a dead worker is restarted"
     )
     flags.may_differ_on_resume(
         p,

@@ -52,12 +52,8 @@ def build_parser():
         default=5,
         help="timed repetitions of each gradient fetch (median reported)",
     )
-    p.add_argument(
-        "--ps-steps",
-        type=int,
-        default=1000,
-        help="global steps of each parameter-server run; 0 skips them",
-        check=flags.integer(0),
+    flags.add_count_flag(
+        p, "--ps-steps", 1000, "global steps of each parameter-server run; 0 skips them"
     )
     p.add_argument(
         "--ps-workers",

@@ -321,13 +321,12 @@ def build_parser():
         quick=QUICK["rounds"],
         help=f"interleaved timing rounds (--quick: {QUICK['rounds']})",
     )
-    p.add_argument(
+    flags.add_count_flag(
+        p,
         "--warmup",
-        type=int,
-        default=50,
+        50,
+        f"untimed steps per contender (--quick: {QUICK['warmup']})",
         quick=QUICK["warmup"],
-        help=f"untimed steps per contender (--quick: {QUICK['warmup']})",
-        check=flags.integer(0),
     )
     for kind in ("inter", "intra"):
         p.add_argument(

@@ -503,6 +503,14 @@ def _check_resume(args):
     args.out = args.resume
 
 
+def add_count_flag(p, flag, default, help, **kwargs):
+    """Adds an int flag that may be 0 (a count whose 0 means something: none, skip).
+
+    A flag whose default is 0 needs none: its inferred check already takes 0.
+    """
+    p.add_argument(flag, type=int, default=default, check=integer(0), help=help, **kwargs)
+
+
 def add_hidden_flag(p, default, of="the hidden layers"):
     """Adds ``--hidden``: comma-separated widths (``625,625``), read by :func:`integers`."""
     p.add_argument(

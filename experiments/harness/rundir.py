@@ -301,7 +301,7 @@ def run_dir(settings, experiment, lock=True):
     """
     values = settings.flags
     path = values.get("out") or default_out(experiment)
-    resume = values.get("resume") is not None
+    resume = bool(values.get("resume"))
     run = RunDir(path, values.get("overwrite", False), resume=resume, lock=lock)
     if "checkpoint_every" in values:
         from zoo.training.checkpoints import Checkpointer
