@@ -48,22 +48,22 @@ def test_curve_is_the_running_mean_at_each_step():
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--tau", "0"], r"--tau: expected a finite number > 0, found 0.0; pass one > 0 and <= 1"),  # noqa: E501
-        (["--tau", "1.5"], r"--tau: expected a finite number > 0, found 1.5"),
-        (["--target-period", "0"], "--target-period: expected a positive integer, found 0"),
+        (["--tau", "0"], r"--tau: expected a finite number in \(0, 1\], found 0.0; pass one in that range"),  # noqa: E501
+        (["--tau", "1.5"], r"--tau: expected a finite number in \(0, 1\], found 1.5"),
+        (["--target-period", "0"], r"--target-period: expected an int in \[1, \d+\], found 0"),  # noqa: E501
         (["--env", "CartPol-v1"], "--env: expected a gymnasium environment id, found "
          "'CartPol-v1' \\(not registered\\); did you mean CartPole-v1"),
         (["--env", "Pendulum-v1"], "--env: expected flat Box observations and Discrete "
          "actions"),
-        (["--seeds", "0"], "--seeds: expected a positive integer, found 0"),
-        (["--epsilon-end", "2"], r"--epsilon-end: expected a finite number >= 0, found 2"),
-        (["--gamma", "-0.1"], r"--gamma: expected a finite number >= 0, found -0.1"),
+        (["--seeds", "0"], r"--seeds: expected an int in \[1, \d+\], found 0"),
+        (["--epsilon-end", "2"], r"--epsilon-end: expected a finite number in \[0, 1\], found 2"),  # noqa: E501
+        (["--gamma", "-0.1"], r"--gamma: expected a finite number in \[0, 1\], found -0.1"),
         (["--hidden", "16,0"], r"--hidden: expected comma-separated integers >= 1, found "
          "'16,0'"),
-        (["--learning-starts", "-1"], r"--learning-starts: expected a count >= 0"),
-        (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number > 0"),
-        (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number >= 0"),  # noqa: E501
-        (["--updates-per-train", "0"], r"--updates-per-train: expected a positive integer"),
+        (["--learning-starts", "-1"], r"--learning-starts: expected an int in \[0, \d+\]"),
+        (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number in \(0, "),
+        (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number in \[0, "),  # noqa: E501
+        (["--updates-per-train", "0"], r"--updates-per-train: expected an int in \[1, "),
         (["--variant", "triple"], r"--variant: invalid choice: 'triple'"),
     ],
 )  # fmt: skip
@@ -96,7 +96,7 @@ def test_help_and_flag_errors_answer_before_tensorflow_starts():
     assert "--hidden HIDDEN" in out and "comma-separated" in out
     assert "imported: False False" in out  # not even gymnasium
     out = answer_without_tensorflow("--tau", "2")
-    assert "error: --tau: expected a finite number > 0, found 2.0" in out
+    assert "error: --tau: expected a finite number in (0, 1], found 2.0" in out
     assert "imported: False" in out
     out = answer_without_tensorflow("--env", "CartPol-v1")  # checked with gymnasium
     assert "error: --env: expected a gymnasium environment id" in out
