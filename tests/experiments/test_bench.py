@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from experiments.bench import contenders, rnn_siamese
 from experiments.bench import speed as bench
-from experiments.harness import flags
+from experiments.harness import datasets
 from layers.errors import ZooError
 from zoo.models.gan import trainable_under
 
@@ -89,7 +89,7 @@ def test_mlp_step_needs_three_forward_and_five_backward_products():
 def test_bad_rounds_or_warmup_are_refused_before_any_work(
     argv, message, tmp_path, tiny_data_dir, monkeypatch
 ):
-    monkeypatch.setattr(flags, "load_data", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(datasets, "load", lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(ZooError, match=message):
         bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")])
 
