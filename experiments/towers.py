@@ -88,12 +88,7 @@ def build_parser():
 
 def check_sizes(args):
     """Raises ZooError unless every tower count splits the batch and 2 filters are given."""
-    for count in flags.integers(args.towers):
-        if args.batch_size % count:
-            raise ZooError(
-                f"--towers: expected tower counts that divide --batch-size "
-                f"{args.batch_size}, found {count}; pass a batch size divisible by each"
-            )
+    classifiers.check_tower_counts(flags.integers(args.towers), args.batch_size)
     if len(flags.integers(args.filters)) != 2:
         raise ZooError(
             f"--filters: expected 2 channel counts, found {args.filters!r}; pass e.g. 8,16"

@@ -97,13 +97,7 @@ def build_parser():
 
 def check_batch(args):
     """Raises ZooError unless ``--towers`` divides ``--batch-size``."""
-    from layers.errors import ZooError
-
-    if args.batch_size % args.towers:
-        raise ZooError(
-            f"--towers: expected a divisor of --batch-size {args.batch_size}, found "
-            f"{args.towers}; pass a batch size divisible by it"
-        )
+    classifiers.check_tower_counts([args.towers], args.batch_size)
 
 
 def main(argv=None):
