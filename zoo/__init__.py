@@ -9,6 +9,7 @@
 - ``zoo.parallel``: data-parallel towers, the parameter-server runtime, cluster
   specs, the private loopback network, a local cluster's launcher.
 - ``zoo.rl``: replay buffer and rollout, environments.
+- ``zoo.constants``: names the scripts' flags check before TensorFlow starts.
 
 Every public name is exported here too (``from zoo import ZooLayer, share,
 restore_scope``), whatever room it lives in. Importing this package changes
@@ -33,7 +34,10 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.training.hparams": ("HParams",),
         "zoo.training.loop": ("NonFiniteLossError", "train_loop", "run_steps"),
         "zoo.training.steps": ("repeat_step", "repeat_updates", "with_updates"),
-        "zoo.sharing.share": ("share", "save_by_name", "restore_by_name"),
+        "zoo.training.gan": ("gan_training", "gan_update", "resumable_noise"),
+        "zoo.sharing.share": (
+            "VariableStore", "share", "save_by_name", "restore_by_name",
+        ),
         "zoo.sharing.keras": ("ZooLayer",),
         "zoo.sharing.inspect": ("inspect_model", "inspect_checkpoint"),
         "zoo.sharing.state": (
@@ -43,5 +47,6 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.parallel.towers": ("data_parallel",),
         "zoo.parallel.launcher": ("LocalCluster",),
         "zoo.rl.replay": ("ReplayBuffer", "Rollout"),
+        "zoo.constants": ("GAN_ARCHITECTURES",),
     },
 )  # fmt: skip

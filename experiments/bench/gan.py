@@ -10,7 +10,7 @@ of the generator is left out of every contender (it is not in the Keras
 example). The contenders are those
 of :mod:`experiments.bench.contenders`, built for this step:
 
-* ``ours``: :func:`zoo.training.repeat_updates` of :func:`zoo.models.gan.gan_update`,
+* ``ours``: :func:`zoo.training.repeat_updates` of :func:`zoo.training.gan.gan_update`,
   ``--steps-per-run`` GAN steps per ``session.run``, uncompiled (the experiment's
   default, see ``compute_limit_no_xla``), over
   :class:`zoo.data.batches.GraphBatches`; ``ours_one_step``, ``ours_feed_dict``,
@@ -40,7 +40,8 @@ import tensorflow as tf
 from experiments.bench import contenders as common
 from zoo import training
 from zoo.data import N_PIXELS
-from zoo.models.gan import KERNEL, LEAKY_SLOPE, PIXEL_NORM_EPSILON, gan_update
+from zoo.models.gan import KERNEL, LEAKY_SLOPE, PIXEL_NORM_EPSILON
+from zoo.training.gan import gan_update
 
 NOISE_DIM = 64  # the GAN experiment's defaults (experiments/gan.py)
 HIDDEN = 32
@@ -51,7 +52,7 @@ BETA1 = 0.5
 
 
 def update_fn(batch_size):
-    """Returns our GAN step's ``update_fn`` (:func:`zoo.models.gan.gan_update`)."""
+    """Returns our GAN step's ``update_fn`` (:func:`zoo.training.gan.gan_update`)."""
     return gan_update(
         batch_size,
         NOISE_DIM,

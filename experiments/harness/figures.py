@@ -1,4 +1,4 @@
-"""Figures the sharing ablations draw: training curves per variant, embeddings in 2-D.
+"""Figures the ablations draw: training curves, embeddings in 2-D, class bars, image grids.
 
 Usage::
 
@@ -113,4 +113,39 @@ def embedding_figure(embeddings, labels, dataset):
         markerscale=3, fontsize="small", loc="center left", bbox_to_anchor=(1, 0.5)
     )
     figure.suptitle(f"Test embeddings ({dataset}), first two principal axes")
+    return figure
+
+
+def class_bars(bars, class_names, title):
+    """Returns a bar chart of fractions per class, one bar per set in each class.
+
+    Args:
+        bars: dict label -> the fraction of that set's images in each class.
+        class_names: the name of each class, along the x axis.
+        title: the axes' title.
+    """
+    figure, axes = pyplot().subplots(figsize=(10, 4.5))
+    width = 0.8 / len(bars)
+    for i, (label, fractions) in enumerate(bars.items()):
+        positions = np.arange(len(class_names)) + (i - (len(bars) - 1) / 2) * width
+        axes.bar(positions, fractions, width, label=label)
+    axes.set_xticks(np.arange(len(class_names)), class_names, rotation=30, ha="right")
+    axes.set(ylabel="fraction of the images", title=title)
+    axes.legend()
+    axes.grid(alpha=0.3, axis="y")
+    figure.tight_layout()
+    return figure
+
+
+def image_grid(images, title, columns=8):
+    """Returns a figure of square images [n, side * side] in a grid, ``columns`` a row."""
+    side = int(np.sqrt(images.shape[1]))
+    rows = -(-len(images) // columns)
+    grid = np.ones((rows, side + 1, columns, side + 1))
+    for i, image in enumerate(images):
+        grid[i // columns, :side, i % columns, :side] = image.reshape(side, side)
+    figure, axes = pyplot().subplots(figsize=(6, 6.3 * rows / columns))
+    axes.imshow(grid.reshape(rows * (side + 1), -1), cmap="gray", vmin=0.0, vmax=1.0)
+    axes.set_axis_off()
+    axes.set_title(title)
     return figure

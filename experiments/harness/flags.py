@@ -34,10 +34,10 @@ import os
 import sys
 
 from experiments.harness import record
-from experiments.harness.entry import log_period  # noqa: F401 (train.py's, until it moves)
 from layers.checks import choice_problem, int_problem, number_problem
 from layers.errors import ZooError
-from zoo.data import BATCH_WINDOW, DATASETS, DataIdentity, identify
+from zoo.constants import BATCH_WINDOW
+from zoo.data import DATASETS, DataIdentity, identify
 
 MAX_INT = 2**31 - 1
 MAX_REAL = 1e9

@@ -1,12 +1,15 @@
-"""Training a variant from its build functions: graph, seed, batches, K-step loop, results.
+"""Training a variant from any step: graph, seed, batches, K steps per run, evaluations.
 
-Every ablation (autoencoder, siamese, RNN) trains each of its variants the same
-way, in :func:`train_variant`: a graph of its own seeded with ``--seed``, the
-training split in batches read inside the graph (:class:`zoo.data.batches.GraphBatches`,
-from its first batch, so every variant sees the same batches), ``--steps-per-run``
-steps per ``session.run`` (:func:`zoo.training.repeat_step`) compiled with
-``--xla``, the library loop with the run's checkpointer (``--resume``), then the
-variant's own evaluation. Usage::
+Every ablation (autoencoder, siamese, RNN, GAN) trains each of its variants the
+same way: a graph of its own seeded with ``--seed``, the training split in
+batches read inside the graph (:class:`zoo.data.batches.GraphBatches`, from its
+first batch, so every variant sees the same batches), ``--steps-per-run`` steps
+per ``session.run`` compiled with ``--xla``, the library loop with the run's
+checkpointer (``--resume``), then the variant's own evaluation.
+:func:`train_variant` trains a loss with an optimizer
+(:func:`zoo.training.repeat_step`); :func:`train_updates` any step that builds
+its own updates (:func:`zoo.training.repeat_updates`: a GAN's discriminator
+update, then its generator's), evaluated along the way if asked. Usage::
 
     def evaluation():                      # in the variant's graph, after training's
         x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS])
@@ -23,6 +26,9 @@ variant's own evaluation. Usage::
 This module imports TensorFlow: a script imports it after its flags are parsed.
 """
 
+import dataclasses
+import functools
+import itertools
 import numbers
 import time
 
@@ -30,9 +36,35 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments.harness import flags
+from experiments.harness import entry
+from layers.checks import int_problem, require
 from zoo import training
 from zoo.data.batches import GraphBatches
+
+
+@dataclasses.dataclass(frozen=True)
+class _Variant:
+    """What training one variant reads: see :func:`train_variant`'s arguments."""
+
+    name: str
+    args: object
+    data: object
+    run: object
+    log_period: int
+    session_config: object
+
+
+@dataclasses.dataclass(frozen=True)
+class _Graph:
+    """A variant's graph, built and finalized, and what its session runs."""
+
+    graph: tf.Graph
+    batches: GraphBatches
+    step: training.RepeatedStep
+    evaluate: object
+    parameters: int
+    init: tf.Operation
+    writer: object
 
 
 def train_variant(
@@ -46,7 +78,7 @@ def train_variant(
     log_period=1000,
     session_config=None,
 ):
-    """Builds one variant in a graph of its own, trains it, evaluates it.
+    """Builds one variant in a graph of its own, trains its loss, evaluates it.
 
     Args:
         variant: the variant's name (progress bar, checkpoints, TensorBoard).
@@ -77,51 +109,83 @@ def train_variant(
         ``[step, value]`` pairs, the data, the loop's settings, the wall time
         and the steps per second.
     """
-    start = time.perf_counter()
-    log_every = flags.log_period(args.steps, log_period)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(args.seed)
-        batches = GraphBatches(data.train, args.batch_size)
-        global_step = None
+
+    def build_step(batches):
+        global_step, chosen = None, optimizer
         if callable(optimizer):
             global_step = tf.compat.v1.train.get_or_create_global_step()
-            optimizer = optimizer(global_step)
-        step = training.repeat_step(
+            chosen = optimizer(global_step)
+        return training.repeat_step(
             loss_fn,
-            optimizer,
+            chosen,
             batches,
             args.steps_per_run,
             global_step=global_step,
             jit_compile=args.xla,
         )
-        evaluate = evaluation()
-        parameters = sum(int(np.prod(v.shape)) for v in tf.compat.v1.trainable_variables())
-        init = tf.compat.v1.global_variables_initializer()
-        writer = run.summary_writer(variant, graph=graph)
-    graph.finalize()
-    with tf.compat.v1.Session(graph=graph, config=session_config) as session:
-        print(f"Training ({variant}, {parameters:,} parameters)...")
-        logged, steps_per_second = _train(
-            session, init, step, batches, args, run, variant, log_every, writer
+
+    settings = _Variant(variant, args, data, run, log_period, session_config)
+    return _train_and_evaluate(settings, build_step, evaluation, evaluations=None)
+
+
+def train_updates(
+    variant,
+    args,
+    data,
+    run,
+    update_fn,
+    evaluation,
+    evaluations=None,
+    log_period=1000,
+    session_config=None,
+):
+    """Builds one variant whose step makes its own updates, trains it, evaluates it.
+
+    As :func:`train_variant`, for a step that is more than one optimizer's
+    update: ``update_fn(images, labels) -> (update op, scalar loss, {name:
+    scalar})`` (:func:`zoo.training.repeat_updates`; a GAN's is
+    :func:`zoo.training.gan.gan_update`). With ``evaluations``, the run is cut
+    into that many even chunks (:func:`boundaries`), each its own loop
+    (progress bar and checkpoint ``<variant>-<last step>``, losses logged every
+    ``log_period`` of its length), and ``evaluate`` runs at step 0 and after each
+    chunk; a resumed run restores the finished chunks and evaluates them again,
+    exactly.
+
+    Args:
+        variant, args, data, run, evaluation, log_period, session_config: as
+            :func:`train_variant`.
+        update_fn: builds one step from one batch.
+        evaluations: None (evaluate once, after training), or the number of
+            evaluations after step 0, at most ``--steps``.
+
+    Returns:
+        ``(result, shown)`` as :func:`train_variant`, ``shown`` that of the last
+        evaluation; with ``evaluations``, each metric in ``result`` is a list of
+        ``[step, value]`` pairs, one per evaluation.
+
+    Raises:
+        ZooError: ``evaluations`` is neither None nor an int in [1, ``--steps``].
+    """
+    if evaluations is not None:
+        require(
+            variant,
+            int_problem(evaluations, 1, args.steps, name="evaluations"),
+            "pass at most one evaluation per step, or None for one after training",
         )
-        metrics, shown = evaluate(session)
-    _report(writer, variant, metrics, args.steps)
-    result = {
-        "parameters": parameters,
-        **metrics,
-        "losses": [[entry[0], entry[1]] for entry in logged],
-        **{
-            name: [[entry[0], entry[2][name]] for entry in logged]
-            for name in (logged[0][2] if logged and len(logged[0]) > 2 else {})
-        },
-        "dataset": data.name,
-        "train_examples": data.train.num_examples,
-        **_settings(args, log_every),
-        "wall_time_s": time.perf_counter() - start,
-        "steps_per_second": steps_per_second,
-    }
-    return result, shown
+
+    def build_step(batches):
+        return training.repeat_updates(
+            update_fn, batches, args.steps_per_run, jit_compile=args.xla
+        )
+
+    settings = _Variant(variant, args, data, run, log_period, session_config)
+    return _train_and_evaluate(settings, build_step, evaluation, evaluations)
+
+
+def boundaries(steps, evaluations):
+    """Returns the steps at which a variant is evaluated: 0, then ``evaluations``
+    even cuts of ``steps``."""
+    return [round(k * steps / evaluations) for k in range(evaluations + 1)]
 
 
 def run_in_chunks(session, fetches, feeds, chunk):
@@ -146,28 +210,117 @@ def run_in_chunks(session, fetches, feeds, chunk):
     ]
 
 
-def _train(session, init, step, batches, args, run, variant, log_every, writer):
-    """Initializes ``session`` and trains ``args.steps`` steps from the first batch."""
-    batches.dataset.restore({"epoch": 0, "position": 0})
-    session.run(init)
-    batches.initialize(session)
+def _train_and_evaluate(variant, build_step, evaluation, evaluations):
+    """Builds ``variant``'s graph around ``build_step(batches)``, trains, evaluates.
 
-    def print_step(step, loss):
-        tqdm.write(f"  step, loss = {step:6d}: {loss:8.4f}")
+    Returns:
+        ``(result, shown)``: see :func:`train_variant` and :func:`train_updates`.
+    """
+    start = time.perf_counter()
+    built = _build(variant, build_step, evaluation)
+    args = variant.args
+    cuts = [0, args.steps] if evaluations is None else boundaries(args.steps, evaluations)
+    with tf.compat.v1.Session(graph=built.graph, config=variant.session_config) as session:
+        print(f"Training ({variant.name}, {built.parameters:,} parameters)...")
+        logged, evaluated, seconds = _train(session, variant, built, cuts, evaluations)
+    built.writer.close()
+    metrics, shown = evaluated[-1][1]
+    if evaluations is not None:  # each metric a curve
+        metrics = {
+            name: [[step, found[name]] for step, (found, _) in evaluated]
+            for name in metrics
+        }
+    result = {
+        "parameters": built.parameters,
+        **metrics,
+        "losses": [[entry[0], entry[1]] for entry in logged],
+        **{
+            name: [[entry[0], entry[2][name]] for entry in logged]
+            for name in (logged[0][2] if logged and len(logged[0]) > 2 else {})
+        },
+        "dataset": variant.data.name,
+        "train_examples": variant.data.train.num_examples,
+        **_settings(args, _log_every(variant, cuts[0], cuts[1])),
+        "wall_time_s": time.perf_counter() - start,
+        "steps_per_second": args.steps / seconds,
+    }
+    return result, shown
 
-    return training.train_loop(
-        session,
-        step,
-        None,
-        batches,
-        args.steps,
-        args.batch_size,
-        log_every=log_every,
-        desc=variant,
-        on_log=print_step,
-        writer=writer,
-        checkpointer=run.checkpointer,
-    )
+
+def _build(variant, build_step, evaluation):
+    """Builds the variant's graph: seed, batches, step, evaluation, initializer."""
+    args = variant.args
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(args.seed)
+        batches = GraphBatches(variant.data.train, args.batch_size)
+        step = build_step(batches)
+        evaluate = evaluation()
+        parameters = sum(int(np.prod(v.shape)) for v in tf.compat.v1.trainable_variables())
+        init = tf.compat.v1.global_variables_initializer()
+        writer = variant.run.summary_writer(variant.name, graph=graph)
+    graph.finalize()
+    return _Graph(graph, batches, step, evaluate, parameters, init, writer)
+
+
+def _train(session, variant, built, cuts, evaluations):
+    """Initializes ``session``, trains from the first batch to ``cuts[-1]``, evaluates.
+
+    Each pair of consecutive ``cuts`` is one loop; with ``evaluations``, the
+    variant is evaluated at ``cuts[0]`` and after each loop, else after the last.
+
+    Returns:
+        ``(logged, [(step, (metrics, shown)), ...], seconds of training)``.
+    """
+    built.batches.dataset.restore({"epoch": 0, "position": 0})
+    session.run(built.init)
+    built.batches.initialize(session)
+    logged, evaluated, seconds = [], [], 0.0
+
+    def evaluate(step):
+        metrics, shown = built.evaluate(session)
+        _report(built.writer, variant.name, metrics, step)
+        evaluated.append((step, (metrics, shown)))
+
+    if evaluations is not None:
+        evaluate(cuts[0])
+    for begin, end in itertools.pairwise(cuts):
+        name = variant.name if evaluations is None else f"{variant.name}-{end}"
+        loop_logged, steps_per_second = training.train_loop(
+            session,
+            built.step,
+            None,
+            built.batches,
+            end - begin,
+            variant.args.batch_size,
+            log_every=_log_every(variant, begin, end),
+            desc=name,
+            on_log=functools.partial(_print_step, begin),
+            checkpointer=variant.run.checkpointer,
+        )
+        seconds += (end - begin) / steps_per_second
+        loop_logged = [(begin + entry[0], *entry[1:]) for entry in loop_logged]
+        _write_logged(built.writer, variant.name, loop_logged)
+        logged += loop_logged
+        if evaluations is not None or end == cuts[-1]:
+            evaluate(end)
+    return logged, evaluated, seconds
+
+
+def _log_every(variant, begin, end):
+    """Steps between logged losses in the loop from ``begin`` to ``end``."""
+    return entry.log_period(end - begin, variant.log_period)
+
+
+def _print_step(begin, step, loss):
+    tqdm.write(f"  step, loss = {begin + step:6d}: {loss:8.4f}")
+
+
+def _write_logged(writer, variant, logged):
+    """Writes each logged loss (``<variant>/loss``) and scalar to TensorBoard."""
+    for step, loss, *values in logged:
+        for name, value in (("loss", loss), *(values[0].items() if values else ())):
+            training.add_scalar(writer, f"{variant}/{name}", value, step)
 
 
 def _report(writer, variant, metrics, step):
@@ -180,8 +333,10 @@ def _report(writer, variant, metrics, step):
                 found["/".join(filter(None, (name, key)))] = number
     for tag, number in found.items():
         training.add_scalar(writer, f"{variant}/{tag}", number, step)
-    writer.close()
-    print(f"{variant}: " + ", ".join(f"{tag} = {n:.6g}" for tag, n in found.items()))
+    print(
+        f"{variant} step {step}: "
+        + ", ".join(f"{tag} = {n:.6g}" for tag, n in found.items())
+    )
 
 
 def _settings(args, log_every):

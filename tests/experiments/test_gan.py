@@ -1,14 +1,19 @@
 """The GAN experiment: a short real Fashion-MNIST run, exact resume, bad flags."""
 
+import argparse
 import json
 import math
 import os
 
+import numpy as np
 import pytest
 
 from experiments import gan
+from layers.errors import ZooError
 from tests.conftest import refused_in_one_line
 from tests.experiments.test_autoencoder import assert_png, read_events
+from zoo.data import load_mnist
+from zoo.frechet import train_feature_classifier
 
 FASHION = "/usr/share/datasets/fashion-mnist"
 SMALL = ["--samples", "200", "--classifier-steps", "100", "--batch-size", "32"]
@@ -54,7 +59,7 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
         assert math.isclose(sum(result["class_histogram"]), 1.0)
         tags, has_graph = read_events(out / "tensorboard" / variant)
         assert has_graph
-        assert {f"{variant}/{n}" for n in ("fcd", "d_loss", "g_loss", "d_real")} <= tags
+        assert {f"{variant}/{n}" for n in ("fcd", "loss", "g_loss", "d_real")} <= tags
         assert_png(out / f"samples_{variant}.png")
     # One seed, one generator at step 0; the shared GAN has learnt something by step 40.
     assert variants["shared"]["fcd"][0] == variants["unshared"]["fcd"][0]
@@ -70,8 +75,12 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
     [
         (["--noise-dim", "0"], "--noise-dim: expected an int in [1, 2147483647], found 0"),
         (["--hidden", "-3"], "--hidden: expected an int in [1, 2147483647], found -3"),
-        (["--evals", "11", "--steps", "10"], "--evals: expected at most one evaluation"),
-        (["--samples", "1"], "--samples: expected at least 2 samples"),
+        (
+            ["--evals", "11", "--steps", "10"],
+            "--evals: expected the number of evaluations to be an int in [1, 10], found "
+            "11; at most one per step",
+        ),
+        (["--samples", "1"], "--samples: expected an integer, found 1"),
         (["--learning-rate", "0"], "--learning-rate: expected a finite number in (0, "),
         (["--classifier-steps", "0"], "--classifier-steps: expected an int in [1, "),
         (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
@@ -85,18 +94,10 @@ def test_bad_flags_exit_with_one_line_before_any_work(
     assert not (tmp_path / "run").exists()
 
 
-def test_help_documents_every_gan_flag(capsys):
-    with pytest.raises(SystemExit):
-        gan.main(["--help"])
-    text = capsys.readouterr().out
-    for flag in ("--variant", "--noise-dim", "--hidden", "--evals", "--samples"):
-        assert flag in text
-    assert "--classifier-steps" in text and "--resume" in text
-
-
-def test_class_histogram_counts_every_class_even_empty_ones():
-    assert gan.class_histogram([2, 2, 0, 9]) == [0.25, 0, 0.5] + [0] * 6 + [0.25]
-    assert gan.class_histogram([], n_classes=3) == [0, 0, 0]
+def test_help_documents_every_gan_flag():
+    text = gan.build_parser().format_help()  # the conformance test runs --help itself
+    gan_flags = ("--variant", "--noise-dim", "--hidden", "--evals", "--samples")
+    assert all(flag in text for flag in (*gan_flags, "--classifier-steps", "--resume"))
 
 
 def test_dcgan_widths_double_toward_the_coarse_maps():
@@ -104,6 +105,29 @@ def test_dcgan_widths_double_toward_the_coarse_maps():
     assert gan.widths("mlp", 256) == ((256,), (256,))
 
 
-def test_boundaries_cut_the_steps_evenly():
-    assert gan.boundaries(6000, 12)[:3] == [0, 500, 1000]
-    assert gan.boundaries(10, 3) == [0, 3, 7, 10]
+def test_feature_classifier_measures_images_in_its_last_hidden_layer(tiny_data_dir):
+    data = load_mnist(None, data_dir=tiny_data_dir, validation=0, seed=0)
+    classifier = train_feature_classifier(data, steps=20, seed=0)
+    try:
+        images = data.test.images[:50]
+        real = classifier.statistics(images)
+        assert real.mean.shape == (128,) and real.count == 50
+        assert classifier.distance(real, images) == pytest.approx(0.0, abs=1e-6)
+        assert classifier.distance(real, 1 - images) > 1.0
+        logits = classifier.session.run(classifier.logits, {classifier.images: images})
+        expected = np.bincount(logits.argmax(axis=1), minlength=10) / 50
+        assert classifier.class_fractions(images) == expected.tolist()
+        assert classifier.summary["steps"] == 20
+        assert 0 <= classifier.summary["test_accuracy"] <= 1
+    finally:
+        classifier.close()
+
+
+def test_evaluations_cut_the_steps_evenly_at_most_one_per_step():
+    from experiments.harness.train import boundaries, train_updates
+
+    assert boundaries(6000, 12)[:3] == [0, 500, 1000]
+    assert boundaries(10, 3) == [0, 3, 7, 10]
+    found = r"shared: expected evaluations to be an int in \[1, 10\], found 11; pass at"
+    with pytest.raises(ZooError, match=found):
+        train_updates("shared", argparse.Namespace(steps=10), *[None] * 4, evaluations=11)

@@ -12,21 +12,21 @@ import tensorflow as tf
 import zoo
 from layers import EagerError, ScopeError, ShapeError, ZooError
 from zoo import training
+from zoo.constants import GAN_ARCHITECTURES
 from zoo.data import DataSet
 from zoo.data.batches import GraphBatches
 from zoo.models.gan import (
+    ARCHITECTURES,
     conv_generator,
     discriminator,
     gan,
-    gan_training,
-    gan_update,
     generator,
-    resumable_noise,
     trainable_under,
 )
 from zoo.sharing.inspect import inspect_model
 from zoo.sharing.keras import ZooLayer
 from zoo.sharing.share import share
+from zoo.training.gan import gan_training, gan_update, resumable_noise
 
 v1 = tf.compat.v1
 SMALL = {"generator_hidden": (8,), "discriminator_hidden": (6,)}
@@ -345,7 +345,7 @@ def test_dcgan_generator_images_and_discriminator_scores_match_numpy(graph):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"architecture": "vae"}, r"gan: expected architecture in \['dcgan', 'mlp'\]"),
+        ({"architecture": "vae"}, "gan: expected architecture to be one of dcgan, mlp"),
         (
             {**DCGAN, "generator_hidden": (6, 3, 2)},
             r"gan/generator: expected square images whose side is a multiple of 8",
@@ -356,6 +356,18 @@ def test_bad_architecture_or_widths_fail_before_any_variable(graph, kwargs, mess
     x, z = inputs()
     with pytest.raises(ZooError, match=message):
         gan(x, z, scope="gan", **kwargs)
+    assert v1.global_variables() == []
+
+
+def test_the_architectures_are_the_names_the_flags_offer():
+    assert sorted(ARCHITECTURES) == sorted(GAN_ARCHITECTURES)
+
+
+@pytest.mark.parametrize("decay", [1.0, -0.1, True, "0.9"])
+def test_an_average_decay_outside_0_1_fails_before_any_build(graph, decay):
+    adam = v1.train.AdamOptimizer
+    with pytest.raises(ZooError, match="gan_update: expected average_decay to be a "):
+        gan_update(8, 4, adam(0.1), adam(0.1), average_decay=decay)
     assert v1.global_variables() == []
 
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 from layers import ScopeError, ShapeError, ZooError
 from tests.zoo import tf1_code
 from zoo.sharing.keras import ZooLayer
+from zoo.sharing.share import checkpoint_name, restore_by_name, share
 
 
 def sigmoid(z):
@@ -80,7 +81,9 @@ def test_misuse_raises():
     built = ZooLayer("autoencoder", n_hidden=3)
     built(images(rows=2))
     with pytest.raises(
-        ShapeError, match=r"W with shape \[6, 3\], found a request for \[5, 3\]"
+        ShapeError,
+        match=r"W with shape \[6, 3\], as built for inputs \[\[2, 6\]\], found a "
+        r"request for \[5, 3\] on inputs \[\[2, 5\]\]",
     ):
         built(images(rows=2, width=5))
 
@@ -188,9 +191,15 @@ def test_a_function_that_creates_variables_on_a_second_call_raises():
         ZooLayer(grows)(images(rows=2))
 
     def plain_variable(x):
-        return x * tf.Variable(2.0, name="scale")
+        with tf.compat.v1.variable_scope("net"):
+            return x * tf.Variable(2.0, name="scale")
 
-    with pytest.raises(ZooError, match=r"\['scale'\] made another way \(tf.Variable"):
+    with pytest.raises(
+        ZooError,
+        match=r"found net/scale \(shape \[\]\) made another way \(tf.Variable, a Keras "
+        r"layer\); create each with get_variable, e.g. tf.compat.v1.get_variable\('scale', "
+        r"\[\], initializer=...\)",
+    ):
         ZooLayer(plain_variable)(images(rows=2))
     with pytest.raises(ZooError, match="expected model to be a registered name or a f"):
         ZooLayer(42)
@@ -222,3 +231,172 @@ def test_a_variable_scope_regularizer_becomes_the_weights_loss():
     layer(images(rows=2))
     (loss,) = layer.losses  # W's; b opted out with no_regularizer
     np.testing.assert_allclose(loss, (layer.weights[0].numpy() ** 2).sum() / 2, rtol=1e-5)
+
+
+v1 = tf.compat.v1
+SHAPE = (tf1_code.SIDE, tf1_code.SIDE, tf1_code.CHANNELS)
+BN_NAMES = ["conv/W", "bn/gamma", "bn/beta", "head/W", "head/b"]  # trainable, made in order
+MOVING = ["bn/moving_mean", "bn/moving_variance"]
+
+
+def conv_images(rows=8, seed=0):
+    return np.random.default_rng(seed).random((rows, *SHAPE)).astype("float32")
+
+
+def classes(rows):
+    return np.arange(rows) % tf1_code.CLASSES
+
+
+def graph_output(function, x, values, **kwargs):
+    """``function`` built in a graph on ``x``'s shape, its variables set to ``values``."""
+    with tf.Graph().as_default():
+        inputs = v1.placeholder(tf.float32, x.shape)
+        output = function(inputs, **kwargs)
+        with v1.Session() as session:
+            for variable in v1.global_variables():
+                variable.load(values[checkpoint_name(variable)], session)
+            return session.run(output, {inputs: x})
+
+
+def test_a_batch_norm_nets_graph_checkpoint_restores_by_name_into_the_layer(tmp_path):
+    x = conv_images(16)
+    with tf.Graph().as_default():
+        images = v1.placeholder(tf.float32, [None, *SHAPE])
+        training = v1.placeholder_with_default(False, [])
+        logits = tf1_code.conv_bn_classifier(images, training)
+        cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=classes(16), logits=logits
+        )
+        loss = tf.reduce_mean(cross_entropy)
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        graph_names = [checkpoint_name(v) for v in v1.global_variables()]
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            for _ in range(3):
+                session.run(train, {images: x, training: True})
+            expected = session.run(logits, {images: x})
+            prefix = v1.train.Saver().save(session, str(tmp_path / "tf1.ckpt"))
+    layer = ZooLayer(tf1_code.conv_bn_classifier)
+    model = keras.Sequential([keras.Input(SHAPE), layer])
+    assert layer.variable_names == BN_NAMES + MOVING  # Keras lists trainable ones first
+    assert sorted(layer.variable_names) == sorted(graph_names)
+    for name, weight in zip(layer.variable_names, layer.weights, strict=True):
+        assert weight.name == name.replace("/", ".")
+        assert layer.tf1_variables[name] is weight.value
+    assert len(restore_by_name(layer.tf1_variables, prefix).restored) == 7
+    np.testing.assert_allclose(model.predict(x, verbose=0), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_fit_moves_the_moving_statistics_predict_does_not_and_keras_files_keep_them(
+    tmp_path,
+):
+    keras.utils.set_random_seed(0)
+    layer = ZooLayer(tf1_code.conv_bn_classifier)
+    model = keras.Sequential([keras.Input(SHAPE), layer])
+    model.compile(
+        keras.optimizers.SGD(0.1),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    x = conv_images(32)
+
+    def moving():
+        return [layer.tf1_variables[name].numpy().copy() for name in MOVING]
+
+    start = moving()
+    model.predict(x, verbose=0)
+    assert all(map(np.array_equal, moving(), start))
+    history = model.fit(x, classes(32), batch_size=8, epochs=3, verbose=0).history["loss"]
+    assert history[-1] < history[0]
+    fitted = moving()
+    assert not any(map(np.allclose, fitted, start))
+    predicted = model.predict(x, verbose=0)
+    assert all(map(np.array_equal, moving(), fitted))
+    np.testing.assert_allclose(
+        predicted,
+        graph_output(
+            tf1_code.conv_bn_classifier,
+            x,
+            {n: w.numpy() for n, w in layer.tf1_variables.items()},
+            training=False,
+        ),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    path = str(tmp_path / "bn.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    again = loaded.layers[0]
+    assert again.variable_names == layer.variable_names
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), predicted)
+    np.testing.assert_array_equal(again.tf1_variables[MOVING[1]].numpy(), fitted[1])
+
+
+def test_a_static_batch_reaches_the_function_and_its_losses_collection_counts():
+    inputs = keras.Input(SHAPE, batch_size=4)
+    layer = ZooLayer(tf1_code.cifar_style)
+    model = keras.Model(inputs, layer(inputs))
+    blocks = ("conv1", "conv2", "local3", "local4", "softmax_linear")
+    kinds = ("weights", "biases")
+    assert layer.variable_names == [f"{b}/{k}" for b in blocks for k in kinds]
+    assert layer.tf1_variables["local3/weights"].shape == (2 * 2 * tf1_code.FILTERS, 16)
+    x, labels = conv_images(8), classes(8)
+    values = {name: weight.numpy() for name, weight in layer.tf1_variables.items()}
+    np.testing.assert_allclose(
+        model(x[:4]), graph_output(tf1_code.cifar_style, x[:4], values), rtol=1e-5
+    )
+    decay = [
+        tf1_code.WEIGHT_DECAY * (values[f"{block}/weights"] ** 2).sum() / 2
+        for block in ("local3", "local4")
+    ]
+    np.testing.assert_allclose(layer.losses, decay, rtol=1e-5)  # once per call
+    model.compile(
+        keras.optimizers.SGD(0.05),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    logits = model.predict(x, batch_size=4, verbose=0).astype(np.float64)
+    log_softmax = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    cross_entropy = -log_softmax[np.arange(8), labels].mean()
+    total = model.evaluate(x, labels, batch_size=4, verbose=0)
+    np.testing.assert_allclose(total, cross_entropy + sum(decay), rtol=1e-5)
+    history = model.fit(x, labels, batch_size=4, epochs=5, verbose=0).history["loss"]
+    assert history[-1] < history[0]
+
+
+def test_a_function_keeps_its_own_default_scope_unless_scope_is_given():
+    x = images(rows=2, width=tf1_code.WIDTH)
+    own, given = ZooLayer(tf1_code.scoped_net), ZooLayer(tf1_code.scoped_net, scope="b")
+    own(x), given(x)
+    assert own.variable_names == ["my_net/W"] and given.variable_names == ["b/W"]
+
+
+def test_tf1_layer_regularizers_count_once_per_variable_in_graph_share_and_keras():
+    x = images(rows=4, width=tf1_code.WIDTH)
+    layer = ZooLayer(tf1_code.tf_layers_net)
+    layer(x)
+    layer(x)  # another call, no other loss
+    values = {name: weight.numpy() for name, weight in layer.tf1_variables.items()}
+    penalized = ["extra/scale", "hidden/kernel", "out/kernel"]  # by name
+    expected = [tf1_code.L2 * (values[name] ** 2).sum() / 2 for name in penalized]
+    np.testing.assert_allclose(sorted(layer.losses), sorted(expected), rtol=1e-5)
+
+    eager = share(tf1_code.tf_layers_net, "regularized")  # a scope no other test shares
+    eager(x)
+    eager(x)
+    for variable in eager.variables:
+        variable.assign(values[checkpoint_name(variable).removeprefix("regularized/")])
+    np.testing.assert_allclose(eager.regularization_losses, expected, rtol=1e-5)
+
+    with tf.Graph().as_default():
+        graph = share(tf1_code.tf_layers_net, "regularized")
+        inputs = v1.placeholder(tf.float32, [None, tf1_code.WIDTH])
+        for tower in ("tower_0", "tower_1"):  # a TF1 layer names its loss tower_0/...
+            with tf.name_scope(tower):
+                graph(inputs)
+        losses = [tf.convert_to_tensor(loss) for loss in graph.regularization_losses]
+        with v1.Session() as session:
+            for variable in graph.variables:
+                name = checkpoint_name(variable).removeprefix("regularized/")
+                variable.load(values[name], session)
+            graph_values = session.run(losses)
+    np.testing.assert_allclose(sorted(graph_values), sorted(expected), rtol=1e-5)

@@ -4,6 +4,7 @@ import linecache
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "migrating.md"
@@ -53,3 +54,15 @@ def check_outcome(names, tmp_path):
         ("siamese/temperature", "no 'temperature' in checkpoint scope 'model'"),
     )
     assert len(names["layer"].losses) == 2 and (tmp_path / "siamese.keras").exists()
+    check_cnn(names)
+
+
+def check_cnn(names):
+    """The CNN of TF1 idioms: restored exactly in graph mode and Keras, its decay a loss."""
+    np.testing.assert_array_equal(names["keras_logits"], names["tf1_logits"])
+    cnn = names["cnn"]
+    moving = ["conv1/bn/moving_mean", "conv1/bn/moving_variance"]
+    assert cnn.variable_names[-2:] == moving and len(cnn.variable_names) == 9
+    restored = dict(names["root_restore"].report.restored)
+    assert [restored[name] for name in moving] == [f"cnn/{name}" for name in moving]
+    assert names["moved"] > 0 and (pathlib.Path("cnn.keras")).exists()

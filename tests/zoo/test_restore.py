@@ -6,6 +6,7 @@ trained one Adagrad step (slots saved too) with a global step, saved by
 head the checkpoint does not have.
 """
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -163,3 +164,75 @@ def test_restore_by_name_into_zoo_share_and_a_zoo_layer(tf1_checkpoint):
         ("siamese/net/b", "siamese/tower/b"),
     )
     np.testing.assert_array_equal(layer.weights[1].numpy(), values["b"])
+
+
+def test_a_rename_key_covering_only_excluded_names_says_so(graph, tf1_checkpoint):
+    prefix, _ = tf1_checkpoint
+    build_new_code()
+    with pytest.raises(
+        ScopeError,
+        match=r"expected every renaming key to start some checkpoint name that exclude= "
+        r"keeps, found \['net'\] starting only the excluded \['net/W', 'net/W/Adagrad', "
+        r"'net/b', 'net/b/Adagrad'\]; drop the key, or the exclude pattern",
+    ):
+        restore_scope(prefix, "siamese", "siamese", rename=RENAME, exclude=["net/"])
+
+
+BATCH = 4
+SHAPE = (tf1_code.SIDE, tf1_code.SIDE, tf1_code.CHANNELS)
+
+
+@pytest.fixture(scope="module")
+def root_checkpoint(tmp_path_factory):
+    """A TF1 program's checkpoint whose names sit at the root (``conv1/weights``):
+    ``cifar_style`` trained two steps with its weight decay; returns (prefix, images,
+    the evaluated logits, the variable values)."""
+    images = np.random.default_rng(3).random((BATCH, *SHAPE)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [BATCH, *SHAPE])
+        logits = tf1_code.cifar_style(x)
+        labels = np.arange(BATCH) % tf1_code.CLASSES
+        cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits
+        )
+        loss = tf.reduce_mean(cross_entropy) + tf.add_n(v1.get_collection("losses"))
+        step = v1.train.get_or_create_global_step()
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            for _ in range(2):
+                sess.run(train, {x: images})
+            evaluated = sess.run(logits, {x: images})
+            values = sess.run({v.name.split(":")[0]: v for v in v1.trainable_variables()})
+            directory = tmp_path_factory.mktemp("root")
+            prefix = v1.train.Saver().save(sess, str(directory / "model.ckpt"), step)
+    return prefix, images, evaluated, values
+
+
+@pytest.mark.parametrize("root", ["", "/"])
+def test_restore_scope_takes_a_checkpoint_whose_names_sit_at_the_root(
+    graph, root_checkpoint, root
+):
+    prefix, images, evaluated, values = root_checkpoint
+    x = v1.placeholder(tf.float32, [BATCH, *SHAPE])
+    with v1.variable_scope("cifar"):
+        logits = tf1_code.cifar_style(x)
+    restore = restore_scope(prefix, root, "cifar", report=True)
+    assert sorted(entry for entry, _ in restore.report.restored) == sorted(values)
+    assert restore.report.left_out_checkpoint == (
+        ("global_step", "no 'global_step' in 'cifar'"),
+    )
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        sess.run(restore_scope(prefix, root, "cifar").op)
+        np.testing.assert_array_equal(sess.run(logits, {x: images}), evaluated)
+
+
+def test_a_root_checkpoint_restores_into_a_zoo_layer_with_the_same_outputs(root_checkpoint):
+    prefix, images, evaluated, _ = root_checkpoint
+    inputs = keras.Input(SHAPE, batch_size=BATCH)
+    layer = ZooLayer(tf1_code.cifar_style)
+    model = keras.Model(inputs, layer(inputs))
+    report = restore_by_name(layer.tf1_variables, prefix)
+    assert len(report.restored) == len(layer.weights) == 10
+    np.testing.assert_array_equal(model.predict(images, verbose=0), evaluated)

@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from layers import ScopeError, ShapeError
+from zoo import share
 from zoo.__main__ import main
 from zoo.models import gru_step, rnn_classifier
-from zoo import share
 from zoo.sharing.inspect import describe_readers, inspect_model, readers
 
 v1 = tf.compat.v1

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.python.ops import variable_scope as _vs
 
 from layers import DataError, ScopeError, ShapeError
 from tests.zoo import tf1_code
@@ -247,3 +248,24 @@ def test_graph_mode_regularization_losses_are_the_collection_once_per_variable()
         losses = model.regularization_losses
         assert [t.name for t in losses] == ["net/tower/W/Regularizer/mul:0"]
         assert losses == v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+
+
+def test_a_regularizer_handed_to_the_store_counts_once_per_variable():
+    """What TF1 layers do with ``kernel_regularizer``: make the weight, then hand the
+    regularizer to the default variable store's ``add_regularizer``, on every call."""
+
+    def tf1_layer(x):
+        w = v1.get_variable("W", [6, 2])
+        b = v1.get_variable("b", [2], initializer=v1.zeros_initializer())
+        store = _vs._get_default_variable_store()
+        store.add_regularizer(w, tf.nn.l2_loss)
+        store.add_regularizer(b, v1.no_regularizer)  # gives no loss: left out
+        return x @ w + b
+
+    model = share(tf1_layer, fresh_scope())
+    for _ in range(3):
+        model(tf.constant(batch()))
+    W = model.variables[0]
+    assert W.name.endswith("/W:0")
+    (loss,) = model.regularization_losses
+    np.testing.assert_allclose(loss, (W.numpy() ** 2).sum() / 2, rtol=1e-6)

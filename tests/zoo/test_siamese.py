@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from layers import ScopeError, ShapeError, ZooError
-from zoo.models import embedding_tower, partners_in_batch, siamese
 from zoo import share
+from zoo.models import embedding_tower, partners_in_batch, siamese
 from zoo.sharing.inspect import inspect_model, readers
 from zoo.sharing.keras import ZooLayer
 

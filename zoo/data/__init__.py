@@ -1,8 +1,7 @@
 """Data: loaders (IDX files, tensorflow-datasets) and batches drawn in the graph.
 
 - ``loaders``: :func:`load_mnist`, :class:`DataSet`, IDX reading and writing,
-  the data set constants (``N_PIXELS``, ``N_CLASSES``, ``DATASETS``,
-  ``BATCH_WINDOW``). No
+  the data set constants (``N_PIXELS``, ``N_CLASSES``, ``DATASETS``). No
   TensorFlow; tensorflow-datasets only when its data is asked for.
 - ``batches``: :class:`GraphBatches`, a shuffled batch iterator in the graph.
 
@@ -15,10 +14,9 @@ __getattr__, __dir__, __all__ = lazy.exports(
     __name__,
     {
         "zoo.data.loaders": (
-            "BATCH_WINDOW", "DATASETS", "FILES", "IMAGE_SIDE", "KNOWN_LABELS",
-            "MAX_EXAMPLES", "N_CLASSES", "N_PIXELS", "DataIdentity", "DataSet", "DataSets",
-            "identify", "load_mnist", "network_reachable", "read_idx", "read_idx_header",
-            "write_idx",
+            "DATASETS", "FILES", "IMAGE_SIDE", "KNOWN_LABELS", "MAX_EXAMPLES", "N_CLASSES",
+            "N_PIXELS", "DataIdentity", "DataSet", "DataSets", "identify", "load_mnist",
+            "network_reachable", "read_idx", "read_idx_header", "write_idx",
         ),
     },
 )  # fmt: skip

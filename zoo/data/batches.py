@@ -29,7 +29,7 @@ import tensorflow as tf
 from layers.base import read_only
 from layers.errors import DataError
 from layers.variables import require_graph
-from zoo.data.loaders import BATCH_WINDOW
+from zoo.constants import BATCH_WINDOW
 
 
 def batch_dataset(images, labels, batch_size, seed=0):

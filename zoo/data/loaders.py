@@ -55,9 +55,6 @@ KNOWN_LABELS = {
     },
 }
 MAX_EXAMPLES = 1_000_000  # per IDX file: 784 MB of images at most
-# Batches GraphBatches writes into the graph at once, so the most training steps one
-# session.run may take; here, without TensorFlow, for the flag checks to import too.
-BATCH_WINDOW = 256
 _SAMPLE = 1 << 16  # image bytes hashed into a directory's identity
 _CHUNK = 1 << 20
 _TFDS_HOST = ("storage.googleapis.com", 443)

@@ -5,17 +5,16 @@ is built on the real images, then again with ``reuse=True`` on the generator's
 output, so both connections read the same variables: what it learns about real
 images is what the generator is judged by. ``shared=False`` builds the classic
 mistake instead, a second discriminator of its own for the fakes, which never
-sees a real image. Each player trains only its own variables: the optimizers'
-``var_list`` are taken by scope (:func:`trainable_under`).
+sees a real image. Each player trains only its own variables, taken by scope
+(:func:`trainable_under`). Networks and losses only: the update that trains
+them (the discriminator's step, then the generator's), the generator's average
+and the noise that resumes are :mod:`zoo.training.gan`.
 
 Usage::
 
-    z = resumable_noise(64, noise_dim=64)   # noise/draws counts the draws
     net = gan(x, z, scope="gan")            # gan/generator/*, gan/discriminator/*
-    adam = lambda: tf.compat.v1.train.AdamOptimizer(2e-4, beta1=0.5)
-    training = gan_training(x, z, adam(), adam(), scope="gan2")
-    session.run(training.train_op)          # D's update, then G's against the new D
-    samples = generator(z_test, scope="gan2/generator", reuse=True).images
+    d_variables = trainable_under(*net.discriminator_scopes)
+    samples = generator(z_test, scope="gan/generator", reuse=True).images
 """
 
 import dataclasses
@@ -24,17 +23,11 @@ import math
 import tensorflow as tf
 
 from layers import Conv2D, Conv2DTranspose, Dense
+from layers.checks import choice_problem, require
 from layers.dense import check_size
-from layers.errors import ScopeError, ShapeError, ZooError
-from layers.variables import get_variable
-from zoo.models.parts import (
-    builder_scope,
-    check_widths,
-    hidden_stack,
-    input_width,
-    next_draw,
-    stateless_seed,
-)
+from layers.errors import ScopeError, ShapeError
+from zoo.constants import DCGAN, MLP_GAN
+from zoo.models.parts import builder_scope, check_widths, hidden_stack, input_width
 
 LEAKY_SLOPE = 0.2
 KERNEL = 5  # side of the DCGAN's convolution filters
@@ -109,37 +102,13 @@ class GAN:
         return tuple(dict.fromkeys((self.real.scope_name, self.fake.scope_name)))
 
 
-@dataclasses.dataclass(frozen=True)
-class GanTraining:
-    """What :func:`gan_training` builds.
-
-    Attributes:
-        model: the :class:`GAN` whose losses are those before the step.
-        train_op: one step: the discriminator update, then the generator update
-            computed against the updated discriminator.
-        d_step: the discriminator update alone.
-        discriminator_variables: the discriminator optimizer's ``var_list``.
-        generator_variables: the generator optimizer's ``var_list``.
-    """
-
-    model: GAN
-    train_op: tf.Operation
-    d_step: tf.Operation
-    discriminator_variables: tuple
-    generator_variables: tuple
-
-
 def generator(z, scope="generator", reuse=False, hidden=(256,), n_pixels=784):
     """Builds ``z -> ReLU hidden layers -> sigmoid images`` under ``scope``.
 
-    Variables are ``W_hid_i``/``b_hid_i`` per hidden layer and ``W_out``/``b_out``.
-
-    Args:
-        z: noise [batch, noise_dim], noise_dim known statically.
-        scope: variable scope of the generator.
-        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
-        hidden: widths of the hidden layers.
-        n_pixels: width of the generated (flattened) images.
+    Variables: ``W_hid_i``/``b_hid_i`` per width of ``hidden``, then ``W_out``/``b_out``
+    of ``n_pixels`` sigmoid units, the flattened images. ``z`` is the noise
+    [batch, noise_dim], noise_dim known statically; ``scope`` and ``reuse``
+    (False, True or ``tf.compat.v1.AUTO_REUSE``) as every builder's.
 
     Returns:
         :class:`Generator`.
@@ -165,13 +134,8 @@ def generator(z, scope="generator", reuse=False, hidden=(256,), n_pixels=784):
 def discriminator(x, scope="discriminator", reuse=False, hidden=(256,)):
     """Builds ``x -> leaky-ReLU hidden layers -> one logit`` under ``scope``.
 
-    Variables are ``W_hid_i``/``b_hid_i`` per hidden layer and ``W_out``/``b_out``.
-
-    Args:
-        x: images [batch, n_pixels], n_pixels known statically.
-        scope: variable scope of the discriminator.
-        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
-        hidden: widths of the hidden layers.
+    The variables and arguments of :func:`generator`, on images ``x`` [batch,
+    n_pixels] (n_pixels known statically) and with one output unit.
 
     Returns:
         :class:`Discriminator`.
@@ -338,13 +302,15 @@ def _square_side(owner, n_pixels, halvings):
         ShapeError: ``n_pixels`` is not a square, or its side is not such a multiple.
     """
     check_size(owner, n_pixels=n_pixels)
-    side = math.isqrt(n_pixels)
-    if side * side != n_pixels or side % (1 << halvings):
-        raise ShapeError(
-            f"{owner}: expected square images whose side is a multiple of "
-            f"{1 << halvings} (one halving per width), found {n_pixels} pixels; pass "
-            "fewer widths or images of such a side (28 = 7 * 4 takes two widths)"
+    side, multiple = math.isqrt(n_pixels), 1 << halvings
+    problem = None
+    if side * side != n_pixels or side % multiple:
+        problem = (
+            f"expected square images whose side is a multiple of {multiple} (one "
+            f"halving per width), found {n_pixels} pixels"
         )
+    fix = "pass fewer widths or images of such a side (28 = 7 * 4 takes two widths)"
+    require(owner, problem, fix, ShapeError)
     return side
 
 
@@ -358,9 +324,10 @@ class Architecture:
     discriminator_hidden: tuple
 
 
+# The names are zoo.constants.GAN_ARCHITECTURES: a script's flags read them there.
 ARCHITECTURES = {
-    "mlp": Architecture(generator, discriminator, (256,), (256,)),
-    "dcgan": Architecture(conv_generator, conv_discriminator, (64, 32), (32, 64)),
+    MLP_GAN: Architecture(generator, discriminator, (256,), (256,)),
+    DCGAN: Architecture(conv_generator, conv_discriminator, (64, 32), (32, 64)),
 }
 
 
@@ -402,11 +369,11 @@ def gan(
         ScopeError, EagerError: as :func:`zoo.autoencoder`.
     """
     with builder_scope(scope, reuse) as var_scope:
-        if architecture not in ARCHITECTURES:
-            raise ZooError(
-                f"{var_scope.name}: expected architecture in {sorted(ARCHITECTURES)}, "
-                f"found {architecture!r}; pass one of those"
-            )
+        require(
+            var_scope.name,
+            choice_problem(architecture, sorted(ARCHITECTURES), name="architecture"),
+            "pass one of those",
+        )
         chosen = ARCHITECTURES[architecture]
         # Both stacks checked before the generator's variables are made.
         generator_hidden = check_widths(
@@ -442,12 +409,8 @@ def gan(
                 )
 
         with tf.name_scope("losses"):
-            d_loss = tf.add(
-                _cross_entropy(real.logits, 1.0),
-                _cross_entropy(fake.logits, 0.0),
-                name="d_loss",
-            )
-            g_loss = tf.identity(_cross_entropy(fake.logits, 1.0), name="g_loss")
+            d_loss = discriminator_loss(real.logits, fake.logits)
+            g_loss = tf.identity(generator_loss(fake.logits), name="g_loss")
     return GAN(
         generator=fake_images,
         real=real,
@@ -458,136 +421,6 @@ def gan(
         scope_name=var_scope.name,
         judge_fakes=judge_fakes,
     )
-
-
-def gan_training(x, z, d_optimizer, g_optimizer, scope="gan", **gan_kwargs):
-    """Builds :func:`gan` and one op that updates the discriminator, then the generator.
-
-    The discriminator's optimizer gets the variables under the discriminator
-    scope(s) as ``var_list``, the generator's those under the generator scope.
-    The generator's gradient comes from a second build of the fakes'
-    discriminator (``GAN.judge_fakes``, ``reuse=True``, nothing new) made under
-    a control dependency on the discriminator's update, so it reads the updated
-    discriminator: the alternating scheme of Goodfellow et al. (2014), one
-    ``session.run`` per step. It judges the generated images of the
-    discriminator's step: the discriminator's update leaves the generator as it
-    was, so its forward pass is computed once per step, not twice.
-
-    Args:
-        x: real images [batch, n_pixels].
-        z: noise [batch, noise_dim]; a tensor evaluated once per run, so both
-            updates see the same draw.
-        d_optimizer: a ``tf.compat.v1.train.Optimizer`` for the discriminator.
-        g_optimizer: a ``tf.compat.v1.train.Optimizer`` for the generator.
-        scope: variable scope of the model; must be new.
-        **gan_kwargs: ``shared``, ``generator_hidden``, ``discriminator_hidden``,
-            ``architecture``.
-
-    Returns:
-        :class:`GanTraining`.
-
-    Raises:
-        As :func:`gan`.
-    """
-    model = gan(x, z, scope=scope, **gan_kwargs)
-    d_variables = trainable_under(*model.discriminator_scopes)
-    g_variables = trainable_under(model.generator.scope_name)
-    d_step = d_optimizer.minimize(model.d_loss, var_list=d_variables, name="d_step")
-    with tf.control_dependencies([d_step]):
-        judged = model.judge_fakes(model.generator.images)
-        g_loss = _cross_entropy(judged.logits, 1.0)
-        g_step = g_optimizer.minimize(g_loss, var_list=g_variables, name="g_step")
-    return GanTraining(
-        model=model,
-        train_op=g_step,
-        d_step=d_step,
-        discriminator_variables=tuple(d_variables),
-        generator_variables=tuple(g_variables),
-    )
-
-
-def gan_update(
-    batch_size,
-    noise_dim,
-    d_optimizer,
-    g_optimizer,
-    scope="gan",
-    average_decay=None,
-    **gan_kwargs,
-):
-    """Returns a GAN step for :func:`zoo.training.repeat_updates`: K steps per run.
-
-    ``update_fn(images, labels)`` draws the step's noise
-    (:func:`resumable_noise`, ``noise/draws`` counts the steps) and builds
-    :func:`gan_training` on it: the discriminator's update, then the
-    generator's against the updated discriminator. It returns ``(train_op,
-    d_loss, {"g_loss", "d_real", "d_fake"})``, the losses and mean
-    discriminator outputs before the step's updates. Both optimizers make
-    their slots on the first call; the loop's calls reuse everything::
-
-        update_fn = gan_update(64, 64, adam(), adam(), architecture="dcgan")
-        step = training.repeat_updates(update_fn, batches, 32)
-        training.train_loop(session, step, None, batches, 6000, 64)
-
-    With ``average_decay``, each step then moves an exponential moving average
-    of the generator's variables, ``a := a - (1 - decay) (a - w)``, kept under
-    ``<scope>/generator_average`` with the generator's names (not trained,
-    checkpointed), starting at the generator's initial values; build the
-    generator there with ``reuse=True`` to sample from the average (Yazici et
-    al. 2019: averaging damps the oscillation of GAN training).
-
-    Args:
-        batch_size: rows of noise, the batches' batch size.
-        noise_dim: width of the noise.
-        d_optimizer: the discriminator's ``tf.compat.v1.train.Optimizer``.
-        g_optimizer: the generator's.
-        scope: variable scope of the model.
-        average_decay: None, or the decay in [0, 1) of the generator's average.
-        **gan_kwargs: as :func:`gan_training`.
-
-    Returns:
-        ``update_fn(images, labels) -> (op, scalar, dict of scalars)``; its
-        builds raise as :func:`gan_training` and :func:`resumable_noise`.
-    """
-
-    def update_fn(images, labels):
-        del labels  # a GAN learns from the images alone
-        z = resumable_noise(batch_size, noise_dim)
-        step = gan_training(images, z, d_optimizer, g_optimizer, scope=scope, **gan_kwargs)
-        model, train_op = step.model, step.train_op
-        if average_decay is not None:
-            with tf.compat.v1.variable_scope(scope):
-                train_op = _average(step.generator_variables, train_op, average_decay)
-        metrics = {
-            "g_loss": model.g_loss,
-            "d_real": tf.reduce_mean(model.real.probability),
-            "d_fake": tf.reduce_mean(model.fake.probability),
-        }
-        return train_op, model.d_loss, metrics
-
-    return update_fn
-
-
-def _average(variables, after, decay):
-    """Returns an op moving ``generator_average/<name>`` toward each generator
-    variable after ``after``; made (from the initial values) on the first call."""
-    updates = []
-    with tf.compat.v1.variable_scope("generator_average"):
-        for variable in variables:
-            name = variable.op.name.rsplit("/", 1)[-1]
-            average = get_variable(
-                "generator_average",
-                name,
-                variable.shape.as_list(),
-                # An initial value of its own: a checkpoint restores each variable
-                # by feeding its initializer's value input, which must not be the
-                # generator variable's own.
-                lambda *args, v=variable, **kwargs: tf.identity(v.initial_value),
-                trainable=False,
-            )
-            with tf.control_dependencies([after]):
-                updates.append(average.assign_sub((1.0 - decay) * (average - variable)))
-    return tf.group(updates, name="generator_average_step")
 
 
 def trainable_under(*scope_names):
@@ -618,30 +451,22 @@ def trainable_under(*scope_names):
     return [v for v in variables if v.name.startswith(prefixes)]
 
 
-def resumable_noise(batch_size, noise_dim, scope="noise", reuse=False):
-    """Standard normal noise [batch_size, noise_dim], a new draw on every run.
-
-    The draw is stateless, a function of the graph seed and ``<scope>/draws``
-    (a non-trainable counter each run increments once), so a run restored from
-    a checkpoint, which holds the counter, draws the same noise.
+def discriminator_loss(real_logits, fake_logits):
+    """Returns the discriminator's loss: mean cross-entropy of real as 1 plus fake as 0.
 
     Args:
-        batch_size: rows of noise.
-        noise_dim: columns of noise.
-        scope: variable scope of the counter.
-        reuse: False, True or ``tf.compat.v1.AUTO_REUSE``.
-
-    Returns:
-        A float32 tensor [batch_size, noise_dim].
-
-    Raises:
-        ShapeError: a size that is not a positive int (before any variable).
-        ScopeError, EagerError: as :func:`zoo.autoencoder`.
+        real_logits: the discriminator's logits of real images [batch].
+        fake_logits: its logits of generated images [batch].
     """
-    with builder_scope(scope, reuse) as var_scope:
-        check_size(var_scope.name, batch_size=batch_size, noise_dim=noise_dim)
-        seed = stateless_seed(next_draw(var_scope.name, "draws"))
-        return tf.random.stateless_normal([batch_size, noise_dim], seed, name="z")
+    return tf.add(
+        _cross_entropy(real_logits, 1.0), _cross_entropy(fake_logits, 0.0), name="d_loss"
+    )
+
+
+def generator_loss(fake_logits):
+    """Returns the generator's non-saturating loss: mean cross-entropy of
+    ``fake_logits`` [batch], the discriminator's logits of generated images, as 1."""
+    return _cross_entropy(fake_logits, 1.0)
 
 
 def _leaky_relu(logits):

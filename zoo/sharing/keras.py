@@ -5,11 +5,13 @@ Keras 3 tracks only the variables a layer makes with ``add_weight``, ignores
 :class:`ZooLayer` finds out which variables a function asks ``get_variable`` for
 (by calling it once in a scratch graph, its own ``reuse=True`` scopes included),
 creates one Keras weight per variable, and on every call hands the function
-those weights through a custom getter. A tower applied twice asks twice for one
-name and reads one weight; a tied decoder asks for the encoder's ``W`` and reads
-the same weight, before and after a save/load round trip. A regularizer given to
-``get_variable`` (or by a ``variable_scope``) becomes the weight's regularizer,
-so ``layer.losses`` holds it once per variable and ``fit`` adds it to the loss.
+the weight of each name it asks for through a custom getter. A tower applied
+twice asks twice for one name and reads one weight; a tied decoder asks for the
+encoder's ``W`` and reads the same weight, before and after a save/load round
+trip. A regularizer given to ``get_variable`` (or by a ``variable_scope``), or
+by a TF1 layer (``kernel_regularizer``), becomes the weight's regularizer, so
+``layer.losses`` holds it once per variable and ``fit`` adds it to the loss;
+so does weight decay the function adds to the ``"losses"`` collection.
 
 Usage::
 
@@ -37,25 +39,25 @@ import tensorflow as tf
 from layers.errors import ShapeError, ZooError
 from zoo.models import get_model
 from zoo.sharing.share import (
+    VariableStore,
     call_builder,
+    checkpoint_name,
     new_variable_error,
-    recording_getter,
     refuse_new_variables,
     takes_training,
-    variable_store,
 )
 
 
 @dataclasses.dataclass(frozen=True)
 class VariableSpec:
-    """A variable a function asks for: TF1 name, shape, dtype, trainable, init, loss."""
+    """A variable a function asks for: TF1 name, shape, dtype, trainable, init, losses."""
 
     name: str
     shape: tuple
     dtype: tf.DType
     trainable: bool
     initial_value: object
-    regularizer: object = None
+    regularizers: tuple = ()
 
 
 def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **builder_kwargs):
@@ -65,41 +67,44 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
         owner: the layer's name, for messages.
         builder: a zoo builder or any get_variable function (see
             :func:`zoo.sharing.share.call_builder`).
-        input_shapes: one shape per tensor argument, batch first.
+        input_shapes: one shape per tensor argument, batch first (None or the
+            static batch size).
         scope: the scope to build under, or None.
         dtype: the dtype of the scratch inputs.
         **builder_kwargs: other arguments of ``builder``.
 
     Returns:
         A list of :class:`VariableSpec` in creation order; ``initial_value`` is
-        a callable that returns the initial tensor, usable eagerly.
+        a callable that returns the initial tensor, usable eagerly;
+        ``regularizers`` those of both paths (see
+        :class:`zoo.sharing.share.VariableStore`).
 
     Raises:
         ZooError: the function makes a variable without ``get_variable``.
     """
-    created, asked = [], {}  # asked: name -> regularizer or None, per get_variable name
+    created = []  # (creator arguments, variable) per variable made
 
     def record_creation(next_creator, **kwargs):
-        created.append(kwargs)
-        return next_creator(**kwargs)
+        variable = next_creator(**kwargs)
+        created.append((kwargs, variable))
+        return variable
 
-    with tf.Graph().as_default(), tf.variable_creator_scope(record_creation):
-        inputs = [
-            tf.compat.v1.placeholder(dtype, [None, *shape[1:]]) for shape in input_shapes
-        ]
+    store = VariableStore()
+    with (
+        tf.Graph().as_default(),
+        tf.variable_creator_scope(record_creation),
+        store.as_default(),
+    ):
+        inputs = [tf.compat.v1.placeholder(dtype, shape) for shape in input_shapes]
         with tf.compat.v1.variable_scope(
             tf.compat.v1.get_variable_scope(),
-            custom_getter=recording_getter(asked),
+            custom_getter=store.recording_getter(),
             auxiliary_name_scope=False,
         ):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
-    outside = [kwargs["name"] for kwargs in created if kwargs["name"] not in asked]
-    if outside:
-        raise ZooError(
-            f"{owner}: expected every variable to come from tf.compat.v1.get_variable, "
-            f"found {outside} made another way (tf.Variable, a Keras layer); create them "
-            "with get_variable so that the layer can track and share them"
-        )
+    asked = set(store.asked)
+    _refuse_other_variables(owner, [v for kw, v in created if kw["name"] not in asked])
+    regularizers = store.regularizers()
     return [
         VariableSpec(
             name=kwargs["name"],
@@ -107,10 +112,29 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
             dtype=tf.as_dtype(kwargs["dtype"]),
             trainable=kwargs.get("trainable", True) is not False,
             initial_value=kwargs["initial_value"],
-            regularizer=asked.get(kwargs["name"]),
+            regularizers=regularizers.get(kwargs["name"], ()),
         )
-        for kwargs in created
+        for kwargs, _ in created
     ]
+
+
+def _refuse_other_variables(owner, variables):
+    """Raises ZooError naming the variables made without ``get_variable``, if any."""
+    if not variables:
+        return
+    found = ", ".join(
+        f"{checkpoint_name(v)} (shape {v.shape.as_list()})" for v in variables
+    )
+    first = variables[0]
+    example = (
+        f"tf.compat.v1.get_variable({checkpoint_name(first).split('/')[-1]!r}, "
+        f"{first.shape.as_list()}, initializer=...)"
+    )
+    raise ZooError(
+        f"{owner}: expected every variable to come from tf.compat.v1.get_variable, "
+        f"found {found} made another way (tf.Variable, a Keras layer); create each "
+        f"with get_variable, e.g. {example}, so that the layer can track and share it"
+    )
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -131,9 +155,11 @@ class ZooLayer(keras.layers.Layer):
             returns; None when the function returns a tensor (or a list of them).
             For a registered name the default is ``"decoded"``.
         scope: the variable scope the function builds under; default the model's
-            name for a registered builder, none (the function's own names) for a
-            function. The TF1 names are in :attr:`variable_names`; Keras's weight
-            names are those with ``/`` written ``.``.
+            name for a registered builder, none for a function: its own names,
+            and the default of its own ``scope`` parameter if it has one
+            (TF-Slim's ``resnet_v1_50`` builds under ``resnet_v1_50/``). The TF1
+            names are in :attr:`variable_names`; Keras's weight names are those
+            with ``/`` written ``.``.
         **kwargs: builder arguments, JSON-serializable or registered
             (``tied``, ``n_hidden``), and ``keras.layers.Layer`` arguments
             (``name``, ``trainable``, ``dtype``).
@@ -167,33 +193,45 @@ class ZooLayer(keras.layers.Layer):
         self.output_name = output
         self.scope = scope
         self.builder_kwargs = kwargs
-        self._names = []
+        self._by_name = {}  # TF1 name -> its Keras weight
+        self._input_shapes = []
 
     def build(self, input_shape):
-        """Creates one Keras weight per variable the function asks for."""
+        """Creates one Keras weight per variable the function asks for.
+
+        The function sees the input shapes as Keras gives them, a static batch
+        size (``keras.Input(shape, batch_size=4)``) included.
+        """
+        self._input_shapes = _shapes(input_shape)
         specs = variable_specs(
             self.name,
             self._builder,
-            _shapes(input_shape),
+            self._input_shapes,
             self.scope,
             tf.as_dtype(self.compute_dtype),
             **self._call_kwargs(training=False),
         )
-        for spec in specs:
-            self.add_weight(
+        self._by_name = {
+            spec.name: self.add_weight(
                 shape=spec.shape,
                 dtype=spec.dtype.name,
                 trainable=spec.trainable,
                 name=spec.name.replace("/", "."),
                 initializer=lambda shape, dtype, init=spec.initial_value: init(),
-                regularizer=_on_tensor(spec.regularizer),
+                regularizer=_on_tensor(spec.regularizers),
             )
-        self._names = [spec.name for spec in specs]
+            for spec in specs
+        }
 
     @property
     def variable_names(self):
-        """The TF1 names (``autoencoder/encoder/W``) of :attr:`weights`, in order."""
-        return list(self._names)
+        """The TF1 names (``autoencoder/encoder/W``) of :attr:`weights`, in order.
+
+        Keras lists trainable weights first, so a batch norm's ``moving_mean``
+        comes after every trainable weight, wherever the function made it.
+        """
+        names = {id(weight): name for name, weight in self._by_name.items()}
+        return [names[id(weight)] for weight in self.weights]
 
     @property
     def tf1_variables(self):
@@ -202,18 +240,22 @@ class ZooLayer(keras.layers.Layer):
         ``zoo.sharing.share.restore_by_name(layer.tf1_variables, "tf1.ckpt")`` loads a TF1
         program's checkpoint into the layer; ``save_by_name`` writes one.
         """
-        weights = zip(self._names, self.weights, strict=True)
-        return {name: weight.value for name, weight in weights}
+        return {name: weight.value for name, weight in self._by_name.items()}
 
     def call(self, inputs, training=None):
         """Runs the function on ``inputs`` with this layer's weights; returns ``output``.
 
-        A function with a ``training`` parameter receives Keras' training flag
+        Each variable the function asks for is the weight of its TF1 name. A
+        function with a ``training`` parameter receives Keras' training flag
         (False when Keras passes None): :class:`layers.BatchNorm` then uses the
         batch statistics in ``fit`` and moves the moving ones, which are
         non-trainable weights, and uses them in ``predict`` and ``evaluate``.
+        What the function adds to the ``"losses"`` collection
+        (``tf.compat.v1.add_to_collection("losses", weight_decay)``) becomes this
+        call's :meth:`add_loss`, so ``fit`` adds it to the loss.
         """
-        weights = dict(zip(self._names, self.weights, strict=True))
+        weights = self._by_name
+        tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         fix = (
             "make the function ask for the same names on every call (no default_name "
             "scopes, counters or tf.Variable), or build a new layer for new arguments"
@@ -226,15 +268,18 @@ class ZooLayer(keras.layers.Layer):
             if shape is not None and list(shape) != list(weight.shape):
                 raise ShapeError(
                     f"{self.name}: expected {name} with shape {list(weight.shape)}, "
-                    f"found a request for {list(shape)}; feed inputs of the width the "
-                    "layer was built for"
+                    f"as built for inputs {[list(s) for s in self._input_shapes]}, "
+                    f"found a request for {list(shape)} on inputs "
+                    f"{[t.shape.as_list() for t in tensors]}; feed inputs of the shapes "
+                    "the layer was built for, or build a new layer for these"
                 )
             return weight.value
 
-        tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         root = tf.compat.v1.get_variable_scope()
+        losses = tf.compat.v1.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)
+        known = len(losses)
         with (
-            variable_store().as_default(),
+            VariableStore().as_default(),
             refuse_new_variables(self.name, fix),
             tf.compat.v1.variable_scope(
                 root, custom_getter=layer_weight, auxiliary_name_scope=False
@@ -247,6 +292,9 @@ class ZooLayer(keras.layers.Layer):
                 self.scope,
                 tf.compat.v1.AUTO_REUSE,
             )
+        for loss in losses[known:]:
+            self.add_loss(loss)
+        del losses[known:]  # the layer's now; eagerly it would pile up in the graph
         return self._pick_output(result)
 
     def _call_kwargs(self, training):
@@ -326,11 +374,17 @@ def _shapes(input_shape):
     return [tuple(shapes)]
 
 
-def _on_tensor(regularizer):
-    """Wraps a TF1 regularizer for a Keras weight, which Keras passes as a variable."""
-    if regularizer is None:
+def _on_tensor(regularizers):
+    """One Keras weight regularizer, the sum of TF1 ones, which take the weight as a
+    tensor (Keras passes the variable); None for none."""
+    if not regularizers:
         return None
-    return lambda weight: regularizer(tf.convert_to_tensor(weight))
+
+    def regularize(weight):
+        tensor = tf.convert_to_tensor(weight)
+        return tf.add_n([regularizer(tensor) for regularizer in regularizers])
+
+    return regularize
 
 
 def _fields(result):

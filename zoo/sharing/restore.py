@@ -86,7 +86,9 @@ def restore_scope(
 
     Args:
         checkpoint: a checkpoint prefix, or a directory (its latest checkpoint).
-        src_scope: scope of the names inside the checkpoint (a full name).
+        src_scope: scope of the names inside the checkpoint (a full name); ``""``
+            (or ``"/"``) for names at its root (``conv1/weights``), which are
+            then the relative names.
         dst_scope: scope of the variables to load, relative to the current scope.
         include_non_trainable: load every global variable under ``dst_scope``.
         exclude: regular expressions (``re.search``) of full names to leave alone
@@ -118,10 +120,14 @@ def restore_scope(
     """
     owner = f"restore_scope({checkpoint!r}: {src_scope!r} -> {dst_scope!r})"
     require_collections(owner, "tf.train.Checkpoint")
-    src_scope = full_scope(owner, src_scope, relative=False)
+    src_scope = _checkpoint_scope(owner, src_scope)
     dst_scope = full_scope(owner, dst_scope)
     prefix, reader = open_tf_checkpoint(checkpoint)
-    saved = [slot for slot in checkpoint_slots(reader) if under_scope(slot.name, src_scope)]
+    saved = [
+        slot
+        for slot in checkpoint_slots(reader)
+        if not src_scope or under_scope(slot.name, src_scope)
+    ]
     if not saved:
         raise ScopeError(
             f"{owner}: expected tensors under {src_scope!r} in the checkpoint, found "
@@ -131,7 +137,7 @@ def restore_scope(
         owner,
         relative_slots(owner, "checkpoint", saved, src_scope),
         scope_slots(owner, dst_scope, include_non_trainable),
-        f"checkpoint scope {src_scope!r}",
+        f"checkpoint scope {src_scope!r}" if src_scope else "the checkpoint's root",
         repr(dst_scope),
         exclude=exclude,
         rename=rename,
@@ -154,6 +160,13 @@ def restore_scope(
         unmatched=tuple(sorted(name for name, _ in restore_report.left_out_checkpoint)),
         report=restore_report,
     )
+
+
+def _checkpoint_scope(owner, scope):
+    """The full name of the checkpoint's scope; ``""`` for its root (``""``, ``"/"``)."""
+    if isinstance(scope, str) and not scope.strip("/"):
+        return ""
+    return full_scope(owner, scope, relative=False)
 
 
 def checkpoint_slots(reader):
@@ -189,8 +202,8 @@ def plan_restore(
         As :func:`restore_scope`.
     """
     left_saved, left_targets = [], []
-    saved, targets = _exclude(owner, exclude, saved, targets, left_saved, left_targets)
-    renamed = _rename(owner, rename, saved)
+    kept, targets = _exclude(owner, exclude, saved, targets, left_saved, left_targets)
+    renamed = _rename(owner, rename, kept, excluded=sorted(saved.keys() - kept.keys()))
     if not report:
         match_by_name(owner, renamed, targets, src_label, dst_label)  # raises on a gap
     pairs = []
@@ -259,11 +272,18 @@ def _exclude(owner, patterns, saved, targets, left_saved, left_targets):
     )
 
 
-def _rename(owner, rename, saved):
+def _rename(owner, rename, saved, excluded=()):
     """Returns ``saved`` keyed by renamed names (see ``restore_scope``'s ``rename``).
 
+    Args:
+        owner: the caller, for messages.
+        rename: ``{"old/": "new/"}`` or None.
+        saved: dict name -> ``Slot`` of the entries ``exclude=`` kept.
+        excluded: the names of the entries ``exclude=`` removed.
+
     Raises:
-        ScopeError: a key matches nothing, or two entries get one name.
+        ScopeError: a key starts no kept name (saying so when it starts only
+            excluded ones), or two entries get one name.
     """
     if not rename:
         return saved
@@ -275,7 +295,7 @@ def _rename(owner, rename, saved):
         )
     renamed, origin, used = {}, {}, set()
     for key, slot in saved.items():
-        matches = [old for old in prefixes if key == old or key.startswith(old + "/")]
+        matches = [old for old in prefixes if _starts(key, old)]
         new_key = key
         if matches:
             old = max(matches, key=len)
@@ -289,10 +309,23 @@ def _rename(owner, rename, saved):
             )
         renamed[new_key], origin[new_key] = slot, key
     unused = sorted(prefixes.keys() - used)
-    if unused:
+    starting_none = [old for old in unused if not any(_starts(n, old) for n in excluded)]
+    if starting_none:
         raise ScopeError(
             f"{owner}: expected every renaming key to start some checkpoint name, found "
-            f"{unused} starting none; keys are names relative to the checkpoint scope, "
-            "e.g. {'old_tower/': 'tower/'}"
+            f"{starting_none} starting none; keys are names relative to the checkpoint "
+            "scope, e.g. {'old_tower/': 'tower/'}"
+        )
+    if unused:
+        hidden = sorted(n for n in excluded if any(_starts(n, old) for old in unused))
+        raise ScopeError(
+            f"{owner}: expected every renaming key to start some checkpoint name that "
+            f"exclude= keeps, found {unused} starting only the excluded {hidden}; drop "
+            "the key, or the exclude pattern that removes those names"
         )
     return renamed
+
+
+def _starts(name, prefix):
+    """Tells whether ``prefix`` is ``name`` or starts it in whole path components."""
+    return name == prefix or name.startswith(prefix + "/")

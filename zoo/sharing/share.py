@@ -45,16 +45,86 @@ from zoo.training.checkpoints import open_tf_checkpoint
 
 # Full scope name -> the store holding its eager variables, while a share() uses it.
 _STORES = weakref.WeakValueDictionary()
+# Graph collection (with the scope name) of the regularization losses share() calls add.
+_CALLS_LOSSES = "zoo_share_regularization_losses"
 
 
-def variable_store():
-    """Returns a new, empty variable store that shares variables by name when active.
+class VariableStore(_vs.EagerVariableStore):
+    """A variable store that shares variables by name and keeps their regularizers.
 
-    Under ``with variable_store().as_default():`` the zoo's layers may run
+    Under ``with store.as_default():`` the zoo's layers and any TF1 code may run
     eagerly: ``get_variable`` returns the stored variable of a name if there is
     one, and creates and stores it otherwise.
+
+    TF1 code gives a variable a regularizer by two paths, and the store keeps
+    each once per variable, however often later calls reuse it:
+    ``get_variable(regularizer=)`` (or the ``variable_scope``'s), noted by
+    :meth:`recording_getter`; and a TF1 layer's (``kernel_regularizer`` of
+    ``tf.compat.v1.layers``, TF-Slim's ``weights_regularizer``), which never
+    reaches ``get_variable``: the layer hands it to the default store's
+    ``add_regularizer`` after creating the weight.
     """
-    return _vs.EagerVariableStore()
+
+    def __init__(self):
+        super().__init__(_RegularizerStore())
+
+    def recording_getter(self):
+        """Returns a custom getter that notes every variable name asked for here.
+
+        Use it as the root ``variable_scope``'s ``custom_getter``: it sees each
+        name after the function's own custom getters, and the regularizer
+        ``get_variable`` was given (or the scope's).
+        """
+        asked = self._store.asked
+
+        def record(getter, name, *args, regularizer=None, **kwargs):
+            variable = getter(name, *args, regularizer=regularizer, **kwargs)
+            if asked.get(name) is None:
+                asked[name] = _giving_a_loss(regularizer, variable)
+            return variable
+
+        return record
+
+    @property
+    def asked(self):
+        """The names :meth:`recording_getter` saw, in the order first asked."""
+        return list(self._store.asked)
+
+    def regularizers(self):
+        """Variable name -> its regularizers, one per path (``get_variable``'s first).
+
+        Only variables with a regularizer that gives a loss (not
+        ``tf.compat.v1.no_regularizer``) are listed.
+        """
+        regularizers = {}
+        for table in (self._store.asked, self._store.layer_regularizers):
+            for name, regularizer in table.items():
+                if regularizer is not None:
+                    regularizers[name] = (*regularizers.get(name, ()), regularizer)
+        return regularizers
+
+
+class _RegularizerStore(_vs._VariableStore):
+    """TensorFlow's eager variable store with the ``add_regularizer`` TF1 layers call."""
+
+    def __init__(self):
+        super().__init__()
+        self._store_eager_variables = True
+        self.asked = {}  # name -> its get_variable regularizer, or None
+        self.layer_regularizers = {}  # name -> the regularizer a TF1 layer added
+
+    def add_regularizer(self, variable, regularizer):
+        """Keeps a TF1 layer's regularizer of ``variable``: the first one per name."""
+        name = checkpoint_name(variable)
+        if self.layer_regularizers.get(name) is None:
+            self.layer_regularizers[name] = _giving_a_loss(regularizer, variable)
+
+
+def _giving_a_loss(regularizer, variable):
+    """``regularizer``, or None when it is None or gives no loss (``no_regularizer``)."""
+    if regularizer is None or regularizer(variable) is None:
+        return None
+    return regularizer
 
 
 def share(builder, scope, reuse=False, **builder_kwargs):
@@ -95,7 +165,6 @@ class Shared:
         self._scope_name = None
         self._store = None
         self._graphs = weakref.WeakSet()
-        self._regularizers = {}  # variable name -> its regularizer, or None
 
     def __call__(self, *args, **kwargs):
         """Builds the model on ``args``; returns what the builder returns.
@@ -122,18 +191,27 @@ class Shared:
             guard,
             tf.compat.v1.variable_scope(
                 root,
-                custom_getter=recording_getter(self._regularizers),
+                custom_getter=store.recording_getter(),
                 auxiliary_name_scope=False,
             ),
         ):
             return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
 
     def _call_in_graph(self, args, kwargs):
-        """Graph mode: the graph is the store; later calls in a graph pass reuse=True."""
+        """Graph mode: the graph is the store; later calls in a graph pass reuse=True.
+
+        The regularization losses a call adds are noted in the graph too: a TF1
+        layer names its loss by the name scope (``tower_0/net/...``), which
+        need not start with the variable scope.
+        """
         graph = tf.compat.v1.get_default_graph()
         reuse = True if graph in self._graphs else self._reuse
+        losses = graph.get_collection_ref(tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES)
+        known = len(losses)
         result = call_builder(self._builder, args, kwargs, self._scope, reuse)
         self._scope_name = self._scope_name or full_name(self._scope)
+        for loss in losses[known:]:
+            graph.add_to_collection((_CALLS_LOSSES, self._scope_name), loss)
         self._graphs.add(graph)
         return result
 
@@ -158,7 +236,7 @@ class Shared:
                 "none; call a zoo.share of this scope with reuse=False first, or pass "
                 "reuse=tf.compat.v1.AUTO_REUSE"
             )
-        self._store = existing if existing is not None else variable_store()
+        self._store = existing if existing is not None else VariableStore()
         _STORES[name] = self._store
         self._scope_name = name
         return self._store
@@ -177,7 +255,8 @@ class Shared:
             candidates = self._store.variables() if self._store is not None else []
         else:
             candidates = tf.compat.v1.global_variables()
-        return sorted((v for v in candidates if v.name.startswith(prefix)), key=_name)
+        inside = (v for v in candidates if v.name.startswith(prefix))
+        return sorted(inside, key=checkpoint_name)
 
     @property
     def trainable_variables(self):
@@ -186,25 +265,31 @@ class Shared:
 
     @property
     def regularization_losses(self):
-        """The losses of the regularizers given to ``get_variable``, once per variable.
+        """The losses of the variables' regularizers, once per variable and path.
 
-        Eagerly and in ``tf.function``, ``regularizer(variable)`` evaluated now (read
-        it inside the ``GradientTape`` or the traced function), sorted by variable
-        name; in graph mode the scope's entries of
-        ``GraphKeys.REGULARIZATION_LOSSES``. Add their sum to the loss, as TF1 code
-        adds ``tf.compat.v1.losses.get_regularization_loss()``.
+        Both paths count: ``get_variable(regularizer=)`` and a TF1 layer's
+        regularizer (see :class:`VariableStore`). Eagerly and in ``tf.function``,
+        ``regularizer(variable)`` evaluated now (read it inside the
+        ``GradientTape`` or the traced function), sorted by variable name; in
+        graph mode the entries of ``GraphKeys.REGULARIZATION_LOSSES``, where
+        TensorFlow puts both, named under the scope or added by a call of a
+        ``share`` of the scope. Add their sum to the loss, as TF1 code adds
+        ``tf.compat.v1.losses.get_regularization_loss()``.
         """
         if self._scope_name is None:
             return []
         if not (tf.executing_eagerly() or tf.inside_function()):
-            return tf.compat.v1.get_collection(
+            named = tf.compat.v1.get_collection(
                 tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, self._scope_name + "/"
             )
-        by_name = {_name(v): v for v in self.variables}
+            added = tf.compat.v1.get_collection((_CALLS_LOSSES, self._scope_name))
+            return named + [t for t in added if all(t is not n for n in named)]
+        by_name = {checkpoint_name(v): v for v in self.variables}
+        regularizers = self._store.regularizers()
         return [
-            self._regularizers[name](by_name[name])
-            for name in sorted(self._regularizers)
-            if self._regularizers[name] is not None
+            regularizer(by_name[name])
+            for name in sorted(regularizers.keys() & by_name.keys())
+            for regularizer in regularizers[name]
         ]
 
 
@@ -213,9 +298,10 @@ def call_builder(builder, args, kwargs, scope, reuse):
 
     Args:
         builder: a function whose parameters include ``scope`` and ``reuse`` (a zoo
-            builder), which receives them; or any other function, which runs inside
-            ``variable_scope(scope, reuse=reuse)`` (under the current scope when
-            ``scope`` is None).
+            builder, TF-Slim's nets), which receives them (``scope`` only when
+            given, so that its own default scope stays); or any other function,
+            which runs inside ``variable_scope(scope, reuse=reuse)`` (under the
+            current scope when ``scope`` is None).
         args: positional arguments (the tensors).
         kwargs: keyword arguments.
         scope: the variable scope, or None.
@@ -225,30 +311,13 @@ def call_builder(builder, args, kwargs, scope, reuse):
         What ``builder`` returns.
     """
     if takes_scope(builder):
-        return builder(*args, scope=scope, reuse=reuse, **kwargs)
+        named = {} if scope is None else {"scope": scope}
+        return builder(*args, reuse=reuse, **named, **kwargs)
     current = tf.compat.v1.get_variable_scope()
     with tf.compat.v1.variable_scope(
         scope or current, reuse=reuse or None, auxiliary_name_scope=scope is not None
     ):
         return builder(*args, **kwargs)
-
-
-def recording_getter(seen):
-    """Returns a custom getter that notes every variable name asked for in ``seen``.
-
-    ``seen[name]`` is the regularizer the variable was asked with (``regularizer=``
-    or the ``variable_scope``'s), or None for none or one that returns None
-    (``tf.compat.v1.no_regularizer``).
-    """
-
-    def record(getter, name, *args, regularizer=None, **kwargs):
-        variable = getter(name, *args, regularizer=regularizer, **kwargs)
-        if seen.get(name) is None:
-            keep = regularizer is not None and regularizer(variable) is not None
-            seen[name] = regularizer if keep else None
-        return variable
-
-    return record
 
 
 def takes_scope(builder):
@@ -291,7 +360,7 @@ def new_variable_error(owner, name, fix):
     )
 
 
-def _name(variable):
+def checkpoint_name(variable):
     """Returns the checkpoint name of a variable: its name without ``:0``."""
     return variable.name.split(":")[0]
 
@@ -377,4 +446,4 @@ def by_name(variables):
     """Returns checkpoint name -> variable for a list of variables or such a dict."""
     if isinstance(variables, dict):
         return dict(variables)
-    return {_name(v): v for v in variables}
+    return {checkpoint_name(v): v for v in variables}

@@ -144,7 +144,7 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
     ``update_fn(images, labels)`` builds a whole step and returns ``(update op,
     scalar loss, {name: scalar})``; a GAN's step, the discriminator's update and
     then the generator's against the updated discriminator
-    (:func:`zoo.models.gan.gan_update`). It is called once outside the loop on
+    (:func:`zoo.training.gan.gan_update`). It is called once outside the loop on
     ``batches.images``/``batches.labels``, where the variables and every
     optimizer's slots are made (the one-step graph), then once per iteration
     inside the loop under ``reuse=True``, on the next batch; the loss and
