@@ -80,7 +80,7 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
             "--evals: expected the number of evaluations to be an int in [1, 10], found "
             "11; at most one per step",
         ),
-        (["--samples", "1"], "--samples: expected an integer, found 1"),
+        (["--samples", "1"], "--samples: expected an int in [2, 2147483647], found 1"),
         (["--learning-rate", "0"], "--learning-rate: expected a finite number in (0, "),
         (["--classifier-steps", "0"], "--classifier-steps: expected an int in [1, "),
         (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
