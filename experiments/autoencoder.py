@@ -16,7 +16,7 @@ Writes ``results.json``, ``loss_curves.png``, ``reconstructions.png`` and
 TensorBoard events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-from experiments.harness import figures, flags, rundir, seeds
+from experiments.harness import entry, figures, flags, rundir, seeds
 from zoo.data import N_PIXELS
 
 VARIANTS = ("untied", "tied")
@@ -133,7 +133,7 @@ def plot_reconstructions(originals, reconstructions):
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "autoencoder")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "autoencoder")
     variants = flags.chosen_variants(args, VARIANTS)
     results, reconstructions = {}, {}
     for variant in variants:
@@ -152,4 +152,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -27,11 +27,14 @@ import warnings
 
 import numpy as np
 
-from experiments.harness import figures, flags, processes, record, rundir
+from experiments.harness import entry, figures, flags, processes, record, rundir, startup
 from zoo.rl.envs import env_problem
 
 VARIANTS = ("none", "hard", "polyak", "double")
 PROBABILITY = flags.real(0.0, inclusive=True, maximum=1.0)
+QUICK = {"--seeds": 2, "--learning-starts": 200, "--epsilon-decay": 300,
+         "--eval-episodes": 5, "--profile-calls": 5}  # fmt: skip
+"""The caps of ``--quick`` (beside its 256 steps)."""
 FLAGS = (  # flag, default (its type is the flag's), check (None: from the default), help
     ("--seeds", 5, None, "runs per variant: seeds --seed, --seed+1, ..."),
     ("--learning-rate", 2.3e-3, None, "Adam learning rate"),
@@ -62,13 +65,10 @@ FLAGS = (  # flag, default (its type is the flag's), check (None: from the defau
     ("--threads", 1, None, "TensorFlow intra- and inter-op threads (a small network runs "
      "fastest on one)"),
 )  # fmt: skip
-QUICK = {"seeds": 2, "learning_starts": 200, "epsilon_decay": 300, "eval_episodes": 5,
-         "profile_calls": 5}  # fmt: skip
-"""The defaults of ``--quick`` (beside its 256 steps)."""
 
 
-def build_parser(defaults=None):
-    """Returns the parser: the shared flags, DQN's, and ``defaults`` over theirs."""
+def build_parser():
+    """Returns the parser: the shared flags and DQN's, with their ``--quick`` caps."""
     p = flags.parser(
         "DQN on a gymnasium environment with no target network, a hard copy every C "
         "updates, Polyak averaging, or double DQN; several seeds each. The defaults "
@@ -83,23 +83,24 @@ def build_parser(defaults=None):
     flags.add_variant_flag(p, VARIANTS, help="which target to use", every="all")
     for flag, default, check, help_text in FLAGS:
         p.add_argument(flag, type=type(default), default=default, check=check,
-                       help=help_text)  # fmt: skip
+                       quick=QUICK.get(flag), help=help_text)  # fmt: skip
     flags.add_hidden_flag(p, "256,256")
     flags.may_differ_on_resume(p, "jobs", "profile_calls")  # they change no number
-    p.set_defaults(**(defaults or {}))
     return p
 
 
-def parse(argv):
+def parse_then_start_tensorflow(argv):
     """Parses and checks every flag (:func:`flags.parse_args`), then starts TensorFlow.
 
-    ``--quick`` takes the defaults of :data:`QUICK` (a flag given keeps its value).
+    Returns:
+        The run's :class:`experiments.harness.flags.Settings`.
 
     Raises:
         ZooError: a bad flag (``--env`` included), or a --resume conflict.
     """
-    quick = build_parser().parse_known_args(argv)[0].quick
-    return flags.parse_args(build_parser(QUICK if quick else None), argv)
+    settings = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
+    return settings
 
 
 def settings(args):
@@ -178,7 +179,7 @@ def run_seed(args, spec, run, variant, seed, path, timed=False):
         checkpoints = replay.RolloutCheckpoint(
             run.checkpointer, path, session, rollout, desc, args.steps, args.batch_size
         )
-        log_every, cpu = flags.log_period(args.steps), time.process_time()
+        log_every, cpu = entry.log_period(args.steps), time.process_time()
         logged, updates_per_second = runner.train(
             args.steps, checkpoints, before_run=processes.stop_if_asked,
             log_every=log_every, desc=desc, writer=writer,
@@ -251,7 +252,7 @@ def main(argv=None):
             or a --resume directory of another experiment or other flags.
         RunInterrupted: SIGINT/SIGTERM; checkpoints were written.
     """
-    args = parse(argv)
+    args = parse_then_start_tensorflow(argv)
     import gymnasium  # after the flags: --help answers without it
 
     from zoo.rl.envs import check_env
@@ -295,4 +296,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -29,7 +29,7 @@ resumes, and stop at once on a NaN or Inf loss (see docs/reliability.md);
 
 import os
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import entry, figures, flags, rundir
 from layers.errors import ZooError
 from zoo.data import N_PIXELS
 
@@ -177,7 +177,7 @@ def train_eager(model, args, data, checkpointer):
         run_step,
         args.steps,
         checkpoint,
-        log_every=flags.log_period(args.steps),
+        log_every=entry.log_period(args.steps),
         desc="eager",
     )
     test_loss = float(model(tf.constant(data.test.images)).loss)
@@ -220,7 +220,7 @@ def train_graph(initial, args, data, run):
             args.steps,
             args.batch_size,
             lambda images, _labels: {x: images},
-            log_every=flags.log_period(args.steps),
+            log_every=entry.log_period(args.steps),
             desc="graph",
             checkpointer=run.checkpointer,
         )
@@ -248,7 +248,9 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, a checkpoint that does not
             fit on ``--resume``, or missing/corrupt data.
     """
-    args, data, run = rundir.start(build_parser(), argv, "eager_autoencoder")
+    args, data, run = rundir.start_with_tensorflow(
+        build_parser(), argv, "eager_autoencoder"
+    )
     model, initial = initial_weights(args, data, run)
     eager = train_eager(model, args, data, run.checkpointer)
     graph = train_graph(initial, args, data, run)
@@ -281,4 +283,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

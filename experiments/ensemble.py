@@ -25,7 +25,7 @@ Writes ``results.json``, ``accuracy.png`` and TensorBoard events under
 
 import time
 
-from experiments.harness import figures, flags, rundir, seeds
+from experiments.harness import datasets, entry, figures, flags, rundir, seeds, startup
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS, DataSet
 
@@ -137,7 +137,7 @@ def run_case(case, args, data, run):
                 args.steps,
                 args.batch_size,
                 lambda images, labels: {x: images, y: labels},
-                log_every=flags.log_period(args.steps),
+                log_every=entry.log_period(args.steps),
                 desc=f"{case}/{name}",
                 metrics={"batch_accuracy": accuracies_after_update[number - 1]},
                 checkpointer=run.checkpointer,
@@ -190,17 +190,10 @@ def plot_accuracies(results, dataset):
             labels.append(f"{case}\naverage")
             ours.append(result["average_accuracy"])
             published.append(result["reference"]["average_accuracy"])
-    positions = range(len(labels))
     figure, axes = figures.pyplot().subplots(figsize=(1.6 * len(labels) + 2, 4.5))
-    for offset, values, label in (
-        (-0.2, ours, f"ours ({dataset})"),
-        (0.2, published, f"seed ({SEED_REFERENCE['dataset']})"),
-    ):
-        bars = axes.bar([p + offset for p in positions], values, width=0.4, label=label)
-        axes.bar_label(bars, fmt="%.4f", fontsize=8)
-    low = min(ours + published)
-    axes.set_ylim(max(0.0, low - 0.05), 1.0)
-    axes.set_xticks(list(positions), labels)
+    series = {f"ours ({dataset})": ours, f"seed ({SEED_REFERENCE['dataset']})": published}
+    figures.grouped_bars(axes, labels, series, "%.4f")
+    axes.set_ylim(max(0.0, min(ours + published) - 0.05), 1.0)
     axes.set_ylabel("test accuracy")
     axes.set_title("Two MLPs: shared weights vs independent networks and their average")
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
@@ -214,7 +207,8 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
     args = flags.parse_args(build_parser(), argv)
-    data = flags.load_data(args)
+    startup.import_tensorflow()
+    data = datasets.load(args)
     if data.train.num_examples < 2 * args.batch_size:
         raise ZooError(
             f"{data.source}: expected at least {2 * args.batch_size} training images "
@@ -242,4 +236,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

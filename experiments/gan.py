@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import datasets, entry, figures, flags, rundir, startup
 from layers.checks import int_problem, require
 from zoo.constants import DCGAN, GAN_ARCHITECTURES
 from zoo.frechet import train_feature_classifier
@@ -112,6 +112,7 @@ def build_parser():
         type=int,
         default=5000,
         check=flags.integer(2),
+        quick=1000,
         help="generated images per FCD evaluation (and real training images for the "
         "floor), 2 or more for a covariance; quick runs use at most 1,000",
     )
@@ -119,6 +120,7 @@ def build_parser():
         "--classifier-steps",
         type=int,
         default=3000,
+        quick=300,
         help="training steps of the feature classifier (batch 128, Adam 1e-3); quick "
         "runs use at most 300",
     )
@@ -136,12 +138,11 @@ def check_evals(args):
 
 
 def parse_args(argv):
-    """Returns the flags (:func:`flags.parse_args`, raising ZooError as it does);
-    ``--quick`` caps ``--samples`` at 1,000 and ``--classifier-steps`` at 300."""
+    """Returns the flags (:func:`flags.parse_args`, raising ZooError as it does), then
+    starts TensorFlow; ``--quick`` caps ``--samples`` at 1,000 and
+    ``--classifier-steps`` at 300."""
     args = flags.parse_args(build_parser(), argv)
-    if args.quick:
-        args.samples = min(args.samples, 1000)
-        args.classifier_steps = min(args.classifier_steps, 300)
+    startup.import_tensorflow()
     return args
 
 
@@ -243,11 +244,11 @@ def main(argv=None):
         ZooError: bad flags, an existing run directory, or missing/corrupt data.
     """
     args = parse_args(argv)
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     run = rundir.run_dir(args, "gan")
     start = time.perf_counter()
     print("Training the feature classifier...")
-    log_every = flags.log_period(args.classifier_steps)
+    log_every = entry.log_period(args.classifier_steps)
     classifier = train_feature_classifier(
         data, args.classifier_steps, args.seed, run.checkpointer, log_every
     )
@@ -296,4 +297,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

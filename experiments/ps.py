@@ -28,28 +28,31 @@ checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
 """
 
 import argparse
+import functools
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from experiments.harness import classifiers, flags, rundir
+from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
 from layers.errors import RunInterrupted, ZooError
-from zoo.parallel import cluster_spec
+from zoo.parallel import cluster_spec, launcher
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
-PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
 # Peak memory (VmHWM) of each task, measured with the full 70,000-example data and the
 # default MLP (docs/distributed.md); shared library pages count in each, so the sum
 # errs on the safe side.
 PS_BYTES = 680 << 20
 WORKER_BYTES = 1050 << 20
+# The launcher's flags that its tasks are started with.
+TASK_FLAGS = (
+    "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
+    "log_every", "startup_timeout", "dataset", "data_dir", "expose",
+)  # fmt: skip
 
 
 def build_parser():
@@ -89,7 +92,6 @@ def build_parser():
         "--task-index",
         type=int,
         default=0,
-        check=flags.integer(0),
         help="this task's index in its job; worker 0 is the chief",
     )
     p.add_argument(
@@ -121,12 +123,8 @@ def build_parser():
         default=1800.0,
         help="launcher: seconds before the whole run is stopped as failed",
     )
-    p.add_argument(
-        "--max-restarts",
-        type=int,
-        default=2,
-        help="launcher: times a dead worker is restarted",
-        check=flags.integer(0),
+    flags.add_count_flag(
+        p, "--max-restarts", 2, "launcher: times a dead worker is restarted"
     )
     flags.may_differ_on_resume(
         p,
@@ -146,6 +144,7 @@ def build_parser():
 def main(argv=None):
     """Launches a local cluster, or runs one task of a given cluster."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     task = task_of(args)
     if task:
         jobs, job, index = task
@@ -173,18 +172,6 @@ def check_cluster_flags(args):
         check_memory(args.workers)
 
 
-def memory_available(meminfo="/proc/meminfo"):
-    """Returns MemAvailable in bytes, or None where ``meminfo`` cannot be read."""
-    try:
-        with open(meminfo) as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def memory_needed(workers):
     """Returns the bytes that 1 ps and ``workers`` workers need (estimate)."""
     return PS_BYTES + workers * WORKER_BYTES
@@ -196,7 +183,7 @@ def check_memory(workers, meminfo="/proc/meminfo"):
     Raises:
         ZooError: the estimate of :func:`memory_needed` exceeds MemAvailable.
     """
-    available = memory_available(meminfo)
+    available = launcher.memory_available(meminfo)
     need = memory_needed(workers)
     if available is not None and need > available:
         raise ZooError(
@@ -231,8 +218,8 @@ def run_task(args, hidden, jobs, job, index):
     ``jobs`` is the cluster as :func:`task_of` returns it.
 
     Returns:
-        0, or :data:`PORT_IN_USE_EXIT` when the task's port was taken (the
-        launcher then retries on other ports).
+        0, or :data:`zoo.parallel.launcher.PORT_IN_USE_EXIT` when the task's port
+        was taken (the launcher then retries on other ports).
     """
     import tensorflow as tf
 
@@ -241,22 +228,22 @@ def run_task(args, hidden, jobs, job, index):
     v1 = tf.compat.v1
     cluster = distributed.parse_cluster(jobs)
     if args.parent_pid is not None:  # started by the launcher: end with it
-        distributed.exit_with_parent(args.parent_pid, STOP_GRACE_S)
+        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
     if job == "worker":  # fail fast, before anything starts
-        run = rundir.run_dir(args, "ps", join=True)
+        args, run = rundir.join_run(args, "ps")
         distributed.wait_for_ps(cluster, args.startup_timeout)
     address = cluster.task_address(job, index)
     try:
         server = distributed.start_server(cluster, job, index, expose=args.expose)
     except distributed.PortInUseError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
-        return PORT_IN_USE_EXIT
+        return launcher.PORT_IN_USE_EXIT
     where = "on every interface, no authentication (--expose)" if args.expose else ""
     print(f"{job}:{index} serving at {address} {where}".strip(), flush=True)
     if job == "ps":
         while True:  # until SIGTERM/SIGKILL; the server's threads do the work
             time.sleep(3600)
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
     checkpoint_dir = run.file("checkpoints")  # train_worker refuses a foreign `checkpoint`
 
@@ -314,143 +301,13 @@ def evaluate(args, hidden, checkpoint_dir, test):
     }
 
 
-def task_argv(args, jobs, job, index):
-    """Returns the command line of one task of the local cluster ``jobs``."""
-    spec = json.dumps(jobs)
-    argv = [
-        sys.executable, "-m", "experiments.ps", "--cluster", spec,
-        "--job-name", job, "--task-index", str(index), "--out", args.out,
-        "--steps", str(args.steps), "--batch-size", str(args.batch_size),
-        "--seed", str(args.seed), "--model", args.model,
-        "--hidden", args.hidden, "--learning-rate", str(args.learning_rate),
-        "--checkpoint-every", str(args.checkpoint_every),
-        "--log-every", str(args.log_every), "--startup-timeout", str(args.startup_timeout),
-        "--parent-pid", str(os.getpid()),
+def task_argv(args, out, jobs, job, index):
+    """Returns the command line of one task of the local cluster ``jobs`` in run ``out``."""
+    return [
+        sys.executable, "-m", "experiments.ps", "--cluster", json.dumps(jobs),
+        "--job-name", job, "--task-index", str(index), "--out", out,
+        "--parent-pid", str(os.getpid()), *flags.argv_of(args, TASK_FLAGS),
     ]  # fmt: skip
-    argv += ["--dataset", args.dataset] if args.dataset else []
-    return (
-        argv
-        + (["--data-dir", args.data_dir] if args.data_dir else [])
-        + (["--expose"] if args.expose else [])
-    )
-
-
-class Cluster:
-    """The launcher's child processes: started, supervised, and stopped in order.
-
-    Args:
-        args: the launcher's flags.
-        run: the :class:`rundir.RunDir`.
-        cluster: the tasks, ``{job: [address]}`` (:mod:`zoo.parallel.cluster_spec`).
-        network: the :class:`PrivateNetwork` the tasks run in, or None
-            (``--expose``: the machine's network).
-    """
-
-    def __init__(self, args, run, cluster, network):
-        self.args, self.run, self.cluster, self.network = args, run, cluster, network
-        self.processes = {}
-        self.restarts = {}
-        os.makedirs(run.file("logs"), exist_ok=True)
-
-    def start(self, job, index):
-        """Starts (or restarts) one task with its output in ``logs/<job>-<index>.log``."""
-        name = f"{job}-{index}"
-        argv = task_argv(self.args, self.cluster, job, index)
-        with open(self.log(name), "a") as log:
-            self.processes[name] = subprocess.Popen(
-                self.network.command(argv) if self.network else argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-            )
-        pids = {n: p.pid for n, p in self.processes.items()}
-        if self.network:
-            pids["network"] = self.network.pid
-        self.run.write_json(
-            "cluster.json",
-            {
-                "cluster": self.cluster,
-                "pids": pids,
-                "restarts": self.restarts,
-                "network": "private, loopback only" if self.network else "exposed",
-            },
-        )
-
-    def log(self, name):
-        """Returns the path of task ``name``'s log."""
-        return self.run.file(os.path.join("logs", f"{name}.log"))
-
-    def supervise(self, caught):
-        """Waits for every worker, restarting dead ones, until done or a signal.
-
-        Args:
-            caught: the list that collects SIGINT/SIGTERM; supervision stops
-                as soon as it holds one.
-
-        Raises:
-            ZooError: the ps exited, a worker failed with a zoo error or too
-                often, or ``--timeout`` passed; the message names the task's log.
-            PortInUseError: a task's port was taken.
-        """
-        from zoo.parallel.distributed import PortInUseError
-
-        deadline = time.monotonic() + self.args.timeout
-        workers = {f"worker-{i}": i for i in range(self.args.workers)}
-        while workers and not caught:
-            for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
-                if code == PORT_IN_USE_EXIT:
-                    job, index = name.split("-")
-                    address = self.cluster[job][int(index)]
-                    raise PortInUseError(job, int(index), address)
-            if self.processes["ps-0"].poll() is not None:
-                raise ZooError(self.failure("ps-0", "the ps exited"))
-            for name, index in list(workers.items()):
-                code = self.processes[name].poll()
-                if code == 0:
-                    del workers[name]
-                elif code is not None:
-                    if code == 2 or self.restarts.get(name, 0) >= self.args.max_restarts:
-                        raise ZooError(self.failure(name, f"{name} exited with {code}"))
-                    self.restarts[name] = self.restarts.get(name, 0) + 1
-                    self.start("worker", index)
-            if time.monotonic() > deadline:
-                raise ZooError(
-                    f"{self.run.path}: expected the workers to finish within "
-                    f"{self.args.timeout:g} s, found {sorted(workers)} still running; "
-                    "raise --timeout or lower --steps"
-                )
-            time.sleep(0.2)
-
-    def failure(self, name, what):
-        """Returns an error message with the last line of the task's log."""
-        log = self.log(name)
-        with open(log) as f:
-            lines = [line.strip() for line in f if line.strip()]
-        last = lines[-1] if lines else "(empty log)"
-        return f"{log}: expected {name} to run to the end, found {what}: {last}; see log"
-
-    def close(self):
-        """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
-
-        A task still there ``STOP_GRACE_S`` seconds after its SIGTERM is killed.
-        When a ps has exited (it died, or its port was taken) the chief's
-        checkpoint cannot reach the variables, so the workers are killed at once
-        rather than left to wait out the grace on a ps that will not answer.
-        """
-        workers = [p for n, p in self.processes.items() if n.startswith("worker")]
-        ps = [p for n, p in self.processes.items() if n.startswith("ps")]
-        ps_gone = any(process.poll() is not None for process in ps)
-        for group, grace in ((workers, 0 if ps_gone else STOP_GRACE_S), (ps, STOP_GRACE_S)):
-            for process in group:
-                if process.poll() is None:
-                    process.terminate()
-            deadline = time.monotonic() + grace
-            for process in group:
-                try:
-                    process.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
 
 
 def open_network(args):
@@ -511,21 +368,20 @@ def launch(args):
     from zoo.training import signals_caught
 
     run = rundir.run_dir(args, "ps")
-    args.out = run.path
     if args.resume:
         check_resume(args, run.file("checkpoints"))
     network = open_network(args)
     try:
         with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
-                children = Cluster(
-                    args, run, cluster_spec.local_cluster(args.workers), network
-                )
+                jobs = cluster_spec.local_cluster(args.workers)
+                command = functools.partial(task_argv, args, run.path, jobs)
+                children = launcher.LocalCluster(command, run.path, jobs, network)
                 try:
                     children.start("ps", 0)
                     for index in range(args.workers):
                         children.start("worker", index)
-                    children.supervise(caught)
+                    children.supervise(caught, args.timeout, args.max_restarts)
                     break
                 except distributed.PortInUseError as err:
                     if attempt == PORT_ATTEMPTS:
@@ -577,7 +433,7 @@ def write_results(args, run, children):
             "model": args.model,
             "steps": args.steps,
             "batch_size": args.batch_size,
-            "cluster": children.cluster,
+            "cluster": children.jobs,
             "network": "exposed" if args.expose else "private, loopback only",
         },
     )
@@ -585,4 +441,4 @@ def write_results(args, run, children):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -23,7 +23,7 @@ events under ``tensorboard/<variant>/`` into the run directory.
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import entry, figures, flags, rundir
 from layers.errors import ShapeError
 from zoo.data import N_CLASSES, N_PIXELS
 
@@ -183,28 +183,15 @@ def accuracy_figure(results):
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "rnn")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "rnn")
     variants = flags.chosen_variants(args, VARIANTS)
     results = {variant: run_variant(variant, args, data, run) for variant in variants}
-    summary = {
-        "experiment": "rnn",
-        "dataset": data.name,
-        "data_source": data.source,
-        "variants": results,
-    }
-    run.write_results(summary)
-    run.save_figure(
-        "loss_curves.png",
-        figures.loss_figure(
-            results,
-            "GRU row by row: shared cell vs a cell per step",
-            "cross-entropy summed over the batch",
-        ),
-    )
+    title = "GRU row by row: shared cell vs a cell per step"
+    run.write_ablation("rnn", data, results, title, "cross-entropy summed over the batch")
     run.save_figure("accuracy.png", accuracy_figure(results))
     print(f"results in {run.path}")
     return 0
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

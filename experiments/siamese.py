@@ -37,13 +37,17 @@ embeddings on their first two principal axes) and TensorBoard events under
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import entry, figures, flags, rundir
 from zoo.data import N_PIXELS
 
 VARIANTS = ("shared", "two_towers")
 LOG_PERIOD = 250  # steps between logged training losses (fewer in short runs)
 N_SCATTER = 2000
 EMBED_CHUNK = 5000
+LOSS = (
+    "contrastive (Hadsell, Chopra, LeCun 2006): mean of same * d^2 / 2 + "
+    "(1 - same) * max(0, margin - d)^2 / 2"
+)
 
 
 def build_parser():
@@ -271,45 +275,22 @@ def nearest_neighbour_accuracy(queries, query_labels, gallery, gallery_labels, c
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "siamese")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "siamese")
     variants = flags.chosen_variants(args, VARIANTS)
     results, shown = {}, {}
     for variant in variants:
         results[variant], towers = run_variant(variant, args, data, run)
         shown.update({f"{variant}: {name}": points for name, points in towers.items()})
-    summary = {
-        "experiment": "siamese",
-        "dataset": data.name,
-        "data_source": data.source,
-        "loss": "contrastive (Hadsell, Chopra, LeCun 2006): mean of same * d^2 / 2 + "
-        "(1 - same) * max(0, margin - d)^2 / 2",
-        "variants": results,
-    }
-    run.write_results(summary)
-    run.save_figure(
-        "loss_curves.png",
-        figures.loss_figure(
-            results,
-            "Siamese: one shared tower vs two towers",
-            "contrastive loss (training batch)",
-        ),
-    )
+    title = "Siamese: one shared tower vs two towers"
+    label = "contrastive loss (training batch)"
+    run.write_ablation("siamese", data, results, title, label, loss=LOSS)
     test_labels = data.test.labels.argmax(1)[:N_SCATTER]
-    panels = {
-        name: (figures.principal_components(points), test_labels)
-        for name, points in shown.items()
-    }
     run.save_figure(
-        "embedding.png",
-        figures.scatter_figure(
-            panels,
-            figures.class_names(data.name),
-            f"Test embeddings ({data.name}), first two principal axes",
-        ),
+        "embedding.png", figures.embedding_figure(shown, test_labels, data.name)
     )
     print(f"results in {run.path}")
     return 0
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import datasets, entry, figures, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
 PROBE_SIZE = 256
@@ -182,9 +182,10 @@ def _npy_bytes(array):
 def main(argv=None):
     """Runs the experiment; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     hidden = flags.integers(args.hidden)
     run = rundir.run_dir(args, "snapshot")
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     logged, steps_per_second, lag, test_accuracy = train(args, hidden, data, run)
     rows = [{"step": step, **values, "loss": loss} for step, loss, values in logged]
     kl = np.array([row["kl"] for row in rows])
@@ -216,4 +217,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

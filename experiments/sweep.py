@@ -29,10 +29,9 @@ import time
 
 import numpy as np
 
-from experiments.harness import figures, flags, rundir
+from experiments.harness import datasets, entry, figures, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
-# The grid's hyperparameters and the flags that list their values.
 # The grid: hyperparameter -> its flag, default values, range of each value, help.
 GRID = {
     "learning_rate": (
@@ -191,7 +190,7 @@ def sweep_one_graph(configurations, data, args, checkpointer=None):
         :func:`run_configuration` dicts.
     """
     start = time.perf_counter()
-    network = Network(args.hidden, args.seed, **configurations[0])
+    network = Network(flags.integers(args.hidden), args.seed, **configurations[0])
     build_seconds = time.perf_counter() - start
     with contextlib.closing(network):
         results = [
@@ -214,37 +213,23 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
     results = []
     for config in configurations:
         setup_start = time.perf_counter()
-        with contextlib.closing(Network(args.hidden, args.seed, **config)) as network:
+        with contextlib.closing(
+            Network(flags.integers(args.hidden), args.seed, **config)
+        ) as network:
             results.append(
                 run_configuration(network, config, data, args, setup_start, checkpointer)
             )
     return results
 
 
-def real_list(check):
-    """Returns a check: comma-separated numbers, each accepted by ``check``.
-
-    The grid's flags take the ranges of :data:`zoo.training.hparams.KINDS` (which
-    ``HParams`` checks again), written as :func:`flags.real` checks so that a bad
-    value is refused before TensorFlow starts.
-    """
-
-    def check_list(value):
-        try:
-            numbers = [float(item) for item in value.split(",")]
-        except ValueError:
-            return f"expected comma-separated numbers, found {value!r}; pass e.g. 0.5,1"
-        return next(filter(None, map(check, numbers)), None)
-
-    return check_list
-
-
 def grid(args):
     """Returns the list of configurations (dicts), learning rate varying slowest.
 
-    The grid's flags were checked by :func:`real_list` when they were parsed.
+    The grid's flags were checked by :func:`flags.real_list` when they were parsed:
+    each by the range that :data:`zoo.training.hparams.KINDS` gives it (which
+    ``HParams`` checks again), so a bad value is refused before TensorFlow starts.
     """
-    axes = {name: [float(item) for item in getattr(args, name).split(",")] for name in GRID}
+    axes = {name: list(flags.reals(args.flags[name])) for name in GRID}
     return [
         dict(zip(axes, point, strict=True)) for point in itertools.product(*axes.values())
     ]
@@ -255,23 +240,15 @@ def plot(rows):
     labels = [
         f"lr={r['learning_rate']:g}\nkp={r['keep_prob']:g}\nl2={r['l2']:g}" for r in rows
     ]
-    positions = np.arange(len(rows))
     figure, (top, bottom) = figures.pyplot().subplots(
         2, 1, figsize=(max(8, len(rows)), 8), sharex=True
     )
-    for offset, method in ((-0.2, "one_graph"), (0.2, "rebuild")):
-        top.bar(
-            positions + offset,
-            [r[f"validation_accuracy_{method}"] for r in rows],
-            0.4,
-            label=method.replace("_", " "),
-        )
-        bottom.bar(
-            positions + offset,
-            [r[f"setup_seconds_{method}"] for r in rows],
-            0.4,
-            label=method.replace("_", " "),
-        )
+    for axes, key in ((top, "validation_accuracy"), (bottom, "setup_seconds")):
+        series = {
+            method.replace("_", " "): [r[f"{key}_{method}"] for r in rows]
+            for method in ("one_graph", "rebuild")
+        }
+        figures.grouped_bars(axes, labels, series)
     accuracies = [
         r[f"validation_accuracy_{m}"] for r in rows for m in ("one_graph", "rebuild")
     ]
@@ -280,7 +257,7 @@ def plot(rows):
     top.legend(loc="upper left")
     bottom.set_yscale("log")
     bottom.set_ylabel("setup seconds (log)")
-    bottom.set_xticks(positions, labels, fontsize=8)
+    bottom.tick_params(axis="x", labelsize=8)
     figure.suptitle("One graph with HParams vs a new graph per configuration")
     return figure
 
@@ -333,7 +310,7 @@ def build_parser():
     )
     for dest, (flag, default, check, text) in GRID.items():
         parser.add_argument(
-            flag, dest=dest, default=default, check=real_list(check), help=text
+            flag, dest=dest, default=default, check=flags.real_list(check), help=text
         )
     flags.add_hidden_flag(parser, "625,625")
     flags.add_validation_flag(
@@ -345,10 +322,10 @@ def build_parser():
 def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     configurations = grid(args)
-    run = rundir.run_dir(args, "sweep")  # run.json keeps --hidden as it was given
-    args.hidden = flags.integers(args.hidden)
-    data = flags.load_data(args)
+    run = rundir.run_dir(args, "sweep")
+    data = datasets.load(args)
     checkpointer = run.checkpointer
 
     start = time.perf_counter()
@@ -362,7 +339,7 @@ def main(argv=None):
         dataset=data.name,
         steps=args.steps,
         batch_size=args.batch_size,
-        hidden=list(args.hidden),
+        hidden=list(flags.integers(args.hidden)),
         seed=args.seed,
     )
     run.write_results(results)
@@ -377,4 +354,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -34,19 +34,16 @@ Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and Ten
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-import argparse
-
 import numpy as np
 
-from experiments.harness import classifiers, figures, flags, rundir
+from experiments.harness import classifiers, entry, figures, flags, rundir
 from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = classifiers.BATCH_NORM
 COMPARE_STEPS = 1  # steps of the one-tower-vs-N-towers comparison: one gradient's round-off
-TARGET_ACCURACY = (
-    0.8  # batch accuracy (mean of the last 4 logged) whose first step is given
-)
+# The batch accuracy (mean of the last SMOOTHING logged) whose first step is given.
+TARGET_ACCURACY = 0.8
 MOMENTUM = 0.9
 OPTIMIZER_SLOT = "Momentum"  # the name of MomentumOptimizer's slot variables
 LOG_PERIOD = 50
@@ -91,12 +88,7 @@ def build_parser():
 
 def check_sizes(args):
     """Raises ZooError unless every tower count splits the batch and 2 filters are given."""
-    for count in flags.integers(args.towers):
-        if args.batch_size % count:
-            raise ZooError(
-                f"--towers: expected tower counts that divide --batch-size "
-                f"{args.batch_size}, found {count}; pass a batch size divisible by each"
-            )
+    classifiers.check_tower_counts(flags.integers(args.towers), args.batch_size)
     if len(flags.integers(args.filters)) != 2:
         raise ZooError(
             f"--filters: expected 2 channel counts, found {args.filters!r}; pass e.g. 8,16"
@@ -132,10 +124,9 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
         return towers_loss(images, labels)
 
     name = f"{mode}_x{towers}" + ("_compare" if steps else "") + ("_reordered" * reordered)
-    variant_args = argparse.Namespace(**{**vars(args), "steps": steps or args.steps})
     return train_variant(
         name,
-        variant_args,
+        args.with_flags(steps=steps or args.steps),
         data,
         run,
         loss_fn=loss_fn,
@@ -200,11 +191,9 @@ def steps_to_reach(result, target):
 
 def statistics_difference(a, b):
     """Largest absolute differences of the moving statistics of two weight dicts."""
+    diffs = differences(a, b)
     return {
-        kind: max(
-            (float(np.abs(a[name] - b[name]).max()) for name in a if name.endswith(kind)),
-            default=None,
-        )
+        kind: max((d for name, d in diffs.items() if name.endswith(kind)), default=None)
         for kind in ("moving_mean", "moving_variance")
     }
 
@@ -279,8 +268,8 @@ def compare_to_one_tower(modes, counts, args, data, run):
         variable that differs most}``.
     """
     compared, floor, largest_at = {}, {}, {}
+    steps = COMPARE_STEPS
     for mode in modes:
-        steps = COMPARE_STEPS
         _, one = run_variant(mode, 1, args, data, run, steps)
         compared[mode], largest_at[mode] = {}, {}
         for towers in counts:
@@ -300,20 +289,13 @@ def accuracy_and_speed_figure(results):
     figure, panels = figures.pyplot().subplots(1, 2, figsize=(11, 4.5))
     counts = sorted({towers for _, towers in results})
     modes = [mode for mode in MODES if (mode, counts[0]) in results]
-    width = 0.8 / len(counts)
-    for panel, key, label in zip(
-        panels,
-        ("test_accuracy", "steps_per_second"),
-        ("test accuracy", "training steps per second"),
-        strict=True,
-    ):
-        for i, towers in enumerate(counts):
-            values = [results[mode, towers][key] for mode in modes]
-            places = [m + (i - (len(counts) - 1) / 2) * width for m in range(len(modes))]
-            bars = panel.bar(places, values, width, label=f"{towers} tower(s)")
-            panel.bar_label(bars, fmt="%.3g", fontsize=8)
-        panel.set_xticks(range(len(modes)), modes)
-        panel.set_ylabel(label)
+    for panel, key in zip(panels, ("test_accuracy", "steps_per_second"), strict=True):
+        series = {
+            f"{towers} tower(s)": [results[mode, towers][key] for mode in modes]
+            for towers in counts
+        }
+        figures.grouped_bars(panel, modes, series, "%.3g")
+        panel.set_ylabel(key.replace("_", " "))
         panel.set_xlabel("batch norm")
     panels[0].set_ylim(0, 1.1)
     panels[0].legend(loc="lower right")
@@ -324,7 +306,7 @@ def accuracy_and_speed_figure(results):
 
 def main(argv=None):
     """Runs the experiment (``--help``); raises ZooError as :func:`rundir.start`."""
-    args, data, run = rundir.start(build_parser(), argv, "towers")
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "towers")
     modes = MODES if args.batch_norm == "all" else (args.batch_norm,)
     counts = sorted(set(flags.integers(args.towers)))
     results, weights = {}, {}
@@ -336,23 +318,15 @@ def main(argv=None):
     compared, floor, largest_at = {}, {}, {}
     if len(counts) > 1 or counts[0] > 1:
         compared, floor, largest_at = compare_to_one_tower(modes, counts, args, data, run)
-    run.write_results(
-        {
-            "experiment": "towers",
-            "dataset": data.name,
-            "data_source": data.source,
-            "variants": {f"{mode}_x{towers}": r for (mode, towers), r in results.items()},
-            **summarize(results, weights, compared, floor, largest_at, args),
-        }
-    )
-    named = {f"{mode} x{towers}": r for (mode, towers), r in results.items()}
+    named = {f"{mode}_x{towers}": r for (mode, towers), r in results.items()}
     title = "Towers: no batch norm, per-tower and synchronized statistics"
-    losses = figures.loss_figure(named, title, "cross-entropy summed over the batch")
-    run.save_figure("loss_curves.png", losses)
+    summary = summarize(results, weights, compared, floor, largest_at, args)
+    label = "cross-entropy summed over the batch"
+    run.write_ablation("towers", data, named, title, label, **summary)
     run.save_figure("accuracy_and_speed.png", accuracy_and_speed_figure(results))
     print(f"results in {run.path}")
     return 0
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -9,7 +9,7 @@ import signal
 import numpy as np
 import pytest
 
-from experiments.harness import flags, startup
+from experiments.harness import entry, startup
 from zoo.data import FILES, DataSet, write_idx
 
 tf = startup.import_tensorflow()  # as the experiments do: without its start-up lines
@@ -137,8 +137,22 @@ def refused_in_one_line(main, argv, capsys):
     line (argparse's own errors put the program's name before it).
     """
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(main, argv)
+        entry.entry_point(main, argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error: " in err, err
+    return err
+
+
+def refused_before_any_work(main, flags, tmp_path, capsys, data_dir=None):
+    """Runs ``main`` with bad ``flags``; returns its one error line, as
+    :func:`refused_in_one_line`.
+
+    The run directory would be ``tmp_path/run`` and is asserted not to exist
+    (nothing started); the data comes from ``data_dir``, else a missing directory.
+    """
+    out = tmp_path / "run"
+    argv = ["--data-dir", data_dir or str(tmp_path / "nowhere"), "--out", str(out), *flags]
+    err = refused_in_one_line(main, argv, capsys)
+    assert not out.exists()
     return err

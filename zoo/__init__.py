@@ -7,7 +7,7 @@
 - ``zoo.sharing``: share (eager, ``tf.function``), the Keras 3 layer, the
   inspector, scope-to-scope copies and snapshots, restores by scope.
 - ``zoo.parallel``: data-parallel towers, the parameter-server runtime, cluster
-  specs, the private loopback network.
+  specs, the private loopback network, a local cluster's launcher.
 - ``zoo.rl``: replay buffer and rollout, environments, the DQN update, the burst
   runner, return statistics.
 - ``zoo.constants``: names the scripts' flags check before TensorFlow starts.
@@ -48,6 +48,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         ),
         "zoo.sharing.restore": ("restore_scope",),
         "zoo.parallel.towers": ("data_parallel",),
+        "zoo.parallel.launcher": ("LocalCluster",),
         "zoo.rl.replay": ("ReplayBuffer", "Rollout"),
         "zoo.rl.dqn": ("DQNUpdate", "Transitions", "dqn_update"),
         "zoo.rl.bursts": ("BurstRunner", "linear_decay"),

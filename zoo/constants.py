@@ -6,6 +6,9 @@
   as ``--architecture``.
 - ``PRECISION_POLICIES``: the policies of :func:`zoo.training.precision.policy`,
   each with the dtype its products run in (variables are float32 in all three).
+- ``BATCH_WINDOW``: the batches :class:`zoo.data.batches.GraphBatches` writes into
+  the graph at once, so the most training steps one ``session.run`` may take
+  (``--steps-per-run``).
 """
 
 DCGAN = "dcgan"
@@ -17,3 +20,4 @@ PRECISION_POLICIES = {
     "mixed_bfloat16": "bfloat16",
     "mixed_float16": "float16",
 }
+BATCH_WINDOW = 256

@@ -41,7 +41,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import flags, rundir
+from experiments.harness import entry, flags, rundir, startup
 
 RECIPE = {
     "hidden": (256, 256),
@@ -211,6 +211,7 @@ def plain(steps, seed, jit_compile):
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     run = None if args.json else rundir.run_dir(args, "bench_dqn")
     contenders = {
@@ -255,4 +256,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from experiments.harness import classifiers, flags, rundir, startup
+from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
 from layers.errors import ZooError
 
 
@@ -52,12 +52,8 @@ def build_parser():
         default=5,
         help="timed repetitions of each gradient fetch (median reported)",
     )
-    p.add_argument(
-        "--ps-steps",
-        type=int,
-        default=1000,
-        help="global steps of each parameter-server run; 0 skips them",
-        check=flags.integer(0),
+    flags.add_count_flag(
+        p, "--ps-steps", 1000, "global steps of each parameter-server run; 0 skips them"
     )
     p.add_argument(
         "--ps-workers",
@@ -197,13 +193,10 @@ def parameter_server(args, run):
     for workers in flags.integers(args.ps_workers):
         out = run.file(f"ps-{workers}")
         argv = [
-            sys.executable, "-m", "experiments.ps",
-            "--workers", str(workers), "--steps", str(args.ps_steps),
-            "--batch-size", str(args.batch_size), "--seed", str(args.seed),
-            "--out", out, "--overwrite",
+            sys.executable, "-m", "experiments.ps", "--workers", str(workers),
+            "--steps", str(args.ps_steps), "--out", out, "--overwrite",
+            *flags.argv_of(args, ("batch_size", "seed", "dataset", "data_dir")),
         ]  # fmt: skip
-        argv += ["--dataset", args.dataset] if args.dataset else []
-        argv += ["--data-dir", args.data_dir] if args.data_dir else []
         # its stderr without TensorFlow's start-up lines (this process's
         # TF_CPP_MIN_LOG_LEVEL, which it inherits, keeps it from dropping them)
         done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, check=False)
@@ -234,8 +227,9 @@ def runner_results(out):
 def main(argv=None):
     """Runs the three measurements and writes ``bench.json``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     run = rundir.run_dir(args, "bench_gradients")
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     one_run, overhead = one_run_and_overhead(args, data)
     results = {"model": args.model, "one_run": one_run, "step_overhead": overhead}
     if args.ps_steps:
@@ -245,4 +239,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

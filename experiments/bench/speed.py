@@ -61,7 +61,7 @@ import resource
 import statistics
 import time
 
-from experiments.harness import flags, rundir
+from experiments.harness import datasets, entry, flags, rundir, startup
 from layers.errors import ZooError
 
 RATIOS = {
@@ -276,21 +276,15 @@ def check_models(models):
     return None
 
 
-def rounds_and_warmup(args):
-    """Returns ``(rounds, warmup)``: the flags', or :data:`QUICK`'s with ``--quick``."""
-    return (QUICK["rounds"], QUICK["warmup"]) if args.quick else (args.rounds, args.warmup)
-
-
 def check_rounds(args):
     """Raises ZooError unless ``--steps`` holds a step per round (``--quick``: 2 rounds).
 
     ``--rounds`` > 0 and ``--warmup`` >= 0 are their flags' own checks.
     """
-    rounds, warmup = rounds_and_warmup(args)
-    if args.steps < rounds:
+    if args.steps < args.rounds:
         raise ZooError(
             f"--rounds/--warmup: expected rounds > 0, warmup >= 0 and steps >= rounds, "
-            f"found rounds={rounds}, warmup={warmup}, steps={args.steps}; "
+            f"found rounds={args.rounds}, warmup={args.warmup}, steps={args.steps}; "
             "pass --rounds 1..steps and a non-negative --warmup"
         )
 
@@ -321,14 +315,18 @@ def build_parser():
     )
     flags.add_loop_flags(p, xla=True)
     p.add_argument(
-        "--rounds", type=int, default=8, help="interleaved timing rounds (--quick: 2)"
-    )
-    p.add_argument(
-        "--warmup",
+        "--rounds",
         type=int,
-        default=50,
-        help="untimed steps per contender (--quick: 2)",
-        check=flags.integer(0),
+        default=8,
+        quick=QUICK["rounds"],
+        help=f"interleaved timing rounds (--quick: {QUICK['rounds']})",
+    )
+    flags.add_count_flag(
+        p,
+        "--warmup",
+        50,
+        f"untimed steps per contender (--quick: {QUICK['warmup']})",
+        quick=QUICK["warmup"],
     )
     for kind in ("inter", "intra"):
         p.add_argument(
@@ -345,9 +343,9 @@ def build_parser():
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
-    args.rounds, args.warmup = rounds_and_warmup(args)
+    startup.import_tensorflow()
     run = None if args.json else rundir.run_dir(args, "bench")
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     train = data.train if data.train.num_examples else data.test
     results = {
         "settings": {
@@ -391,4 +389,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from experiments.harness import flags, rundir
+from experiments.harness import entry, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
 NETWORKS = {"mlp_784-625-625-10": 625, "wide_784-6250-6250-10": 6250}
@@ -208,6 +208,7 @@ def build_parser():
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     run = None if args.json else rundir.run_dir(args, "bench_state")
     repeats = 3 if args.quick else args.repeats
     shrink = QUICK_SHRINK if args.quick else 1
@@ -228,4 +229,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -25,7 +25,7 @@ Usage::
 import statistics
 import time
 
-from experiments.harness import classifiers, flags, rundir
+from experiments.harness import classifiers, entry, flags, rundir, startup
 from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = classifiers.BATCH_NORM
@@ -97,18 +97,13 @@ def build_parser():
 
 def check_batch(args):
     """Raises ZooError unless ``--towers`` divides ``--batch-size``."""
-    from layers.errors import ZooError
-
-    if args.batch_size % args.towers:
-        raise ZooError(
-            f"--towers: expected a divisor of --batch-size {args.batch_size}, found "
-            f"{args.towers}; pass a batch size divisible by it"
-        )
+    classifiers.check_tower_counts([args.towers], args.batch_size)
 
 
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
     run_dir = None if args.json else rundir.run_dir(args, "bench_towers")
     rounds, seconds = (1, 0.1) if args.quick else (args.rounds, args.seconds)
     batch_size = args.towers * 4 if args.quick else args.batch_size
@@ -158,4 +153,4 @@ def _has_gpu():
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)

@@ -1,6 +1,9 @@
 """What only the experiment scripts need, each written once; imported by every script.
 
-- :mod:`.flags`: the shared flags, every flag checked before any work, exit codes.
+- :mod:`.flags`: the shared flags, every flag checked before any work, the run's
+  settings (:class:`.flags.Settings`).
+- :mod:`.datasets`: the data the flags name.
+- :mod:`.entry`: a script's entry point (exit codes) and the period of its logs.
 - :mod:`.startup`: TensorFlow started after the flags, without its start-up lines.
 - :mod:`.record`: run.json read and written, and the one ``machine()``.
 - :mod:`.rundir`: the run directory (lock, atomic results, figures, checkpointer).

@@ -1,5 +1,6 @@
 """The classifiers a script trains by name: ``--model mlp`` or ``--model conv``;
-the batch-norm conv classifier as towers (:func:`towers_loss`).
+the batch-norm conv classifier as towers (:func:`towers_loss`, whose tower counts
+:func:`check_tower_counts` checks).
 
 ``experiments.ps`` and ``experiments.bench.gradients`` offer the same two networks;
 the names and what each builds are written here once::
@@ -10,6 +11,8 @@ the names and what each builds are written here once::
 
 Importing this module imports no TensorFlow; :func:`build` does.
 """
+
+from layers.errors import ZooError
 
 MODELS = ("mlp", "conv")
 
@@ -38,6 +41,19 @@ def build(model, x, y, hidden=None, keep_prob=None):
 
 BATCH_NORM = ("none", "per-tower", "sync")
 TOWERS_SCOPE = "towers"
+
+
+def check_tower_counts(counts, batch_size):
+    """Raises ZooError unless every tower count (``--towers``) divides ``batch_size``.
+
+    Each tower reads ``batch_size / towers`` examples of every batch.
+    """
+    for count in counts:
+        if batch_size % count:
+            raise ZooError(
+                f"--towers: expected tower counts that divide --batch-size {batch_size}, "
+                f"found {count}; pass a batch size divisible by each"
+            )
 
 
 def towers_loss(batch_norm, towers, filters):

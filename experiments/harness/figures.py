@@ -3,7 +3,7 @@
 Usage::
 
     run.save_figure("loss_curves.png", loss_figure(results, "RNN: shared vs per step"))
-    run.save_figure("embedding.png", scatter_figure({"shared": (points, labels)}))
+    run.save_figure("embedding.png", embedding_figure({"shared": points}, labels, "mnist"))
 """
 
 import numpy as np
@@ -52,6 +52,25 @@ def loss_figure(results, title, ylabel="loss (training batch)"):
     return figure
 
 
+def grouped_bars(axes, groups, series, value_format=None):
+    """Draws ``series`` as bars side by side in each group, one colour per series.
+
+    Args:
+        axes: the matplotlib axes; its x ticks become the groups' names.
+        groups: the groups' names, along the x axis.
+        series: dict name (in the legend) -> one value per group.
+        value_format: writes each bar's value above it in this format (``"%.3g"``);
+            None writes none.
+    """
+    width = 0.8 / len(series)
+    for i, (name, values) in enumerate(series.items()):
+        offset = (i - (len(series) - 1) / 2) * width
+        bars = axes.bar([g + offset for g in range(len(groups))], values, width, label=name)
+        if value_format:
+            axes.bar_label(bars, fmt=value_format, fontsize=8)
+    axes.set_xticks(range(len(groups)), groups)
+
+
 def principal_components(points, n=2):
     """Returns ``points`` [m, d] projected on their first ``n`` principal axes [m, n]."""
     centred = points - points.mean(axis=0)
@@ -59,19 +78,25 @@ def principal_components(points, n=2):
     return centred @ axes[:n].T
 
 
-def scatter_figure(panels, class_names, title):
-    """Returns one scatter plot per panel of 2-D points coloured by class.
+def embedding_figure(embeddings, labels, dataset):
+    """Returns one scatter plot per embedding of the same images, coloured by class.
+
+    Each embedding is drawn on its first two principal axes
+    (:func:`principal_components`).
 
     Args:
-        panels: dict title -> ``(points [m, 2], labels [m] ints)``.
-        class_names: the name of each class id, for the legend.
-        title: the figure's title.
+        embeddings: dict title -> embedded images [m, d].
+        labels: the images' class ids [m].
+        dataset: the data set's name, for the class names and the title.
     """
+    panels = {
+        name: (principal_components(points), labels) for name, points in embeddings.items()
+    }
     plt = pyplot()
     figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
     colours = plt.get_cmap("tab10")
     for ax, (name, (points, labels)) in zip(axes[0], panels.items(), strict=True):
-        for label, class_name in enumerate(class_names):
+        for label, class_name in enumerate(class_names(dataset)):
             chosen = labels == label
             ax.scatter(
                 points[chosen, 0],
@@ -87,7 +112,7 @@ def scatter_figure(panels, class_names, title):
     axes[0][-1].legend(
         markerscale=3, fontsize="small", loc="center left", bbox_to_anchor=(1, 0.5)
     )
-    figure.suptitle(title)
+    figure.suptitle(f"Test embeddings ({dataset}), first two principal axes")
     return figure
 
 

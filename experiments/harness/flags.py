@@ -1,8 +1,10 @@
-"""The flags every experiment shares, every flag checked before any work, exit codes.
+"""The flags every experiment shares, every flag checked before any work: the settings.
 
 An experiment is a thin script whose module imports no TensorFlow: ``--help``
-and every flag error answer before TensorFlow starts; :func:`parse_args` starts
-it (quietly, :mod:`experiments.harness.startup`) once the flags are good::
+and every flag error answer before TensorFlow starts. :func:`parse_args` builds
+the run's :class:`Settings` once from the command line; the script then starts
+TensorFlow (quietly, :mod:`experiments.harness.startup`) and hands the settings
+down::
 
     def build_parser():
         p = flags.parser("Tied vs untied autoencoder.", steps=10001, batch_size=128)
@@ -11,35 +13,73 @@ it (quietly, :mod:`experiments.harness.startup`) once the flags are good::
 
     def main(argv=None):
         args = flags.parse_args(build_parser(), argv)  # every flag checked first
+        tf = startup.import_tensorflow()
         run = rundir.run_dir(args, "autoencoder")      # run.json, lock, --resume
-        import tensorflow as tf                        # started by parse_args
         ...
 
-(:func:`experiments.harness.rundir.start` does the first steps in one call: flags,
-data, run directory.)
+(:func:`experiments.harness.rundir.start_with_tensorflow` does the first steps in
+one call: flags, TensorFlow, data, run directory.)
 
     if __name__ == "__main__":
-        flags.entry_point(main)
+        entry.entry_point(main)
 
 The run directory is :mod:`experiments.harness.rundir`, its run.json
-:mod:`experiments.harness.record`, training a variant
-:mod:`experiments.harness.train`.
+:mod:`experiments.harness.record`, the data :mod:`experiments.harness.datasets`,
+training a variant :mod:`experiments.harness.train`.
 """
 
 import argparse
-import math
+import dataclasses
 import os
 import sys
 
-from experiments.harness import record, startup
-from layers.errors import RunInterrupted, ZooError
-from zoo.data import DATASETS, identify, load_mnist
+from experiments.harness import record
+from layers.checks import choice_problem, int_problem, number_problem
+from layers.errors import ZooError
+from zoo.constants import BATCH_WINDOW
+from zoo.data import DATASETS, DataIdentity, identify
 
 MAX_INT = 2**31 - 1
 MAX_REAL = 1e9
-# The most steps one session.run may take: zoo.data.batches.GraphBatches.DEFAULT_WINDOW
-# (not imported: it would start TensorFlow before the flags are checked).
-MAX_STEPS_PER_RUN = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """A run's settings, built once from its command line by :func:`parse_args`.
+
+    A flag reads as an attribute too: ``settings.steps`` is ``settings.flags["steps"]``.
+
+    Attributes:
+        flags: every flag's value by dest: after ``--resume`` (the run's run.json
+            gives each flag not passed) and ``--quick`` (each flag's ``quick=`` cap).
+        experiment: the experiment's module, e.g. ``experiments.autoencoder``.
+        argv: the arguments parsed (the command run.json records).
+        recorded: dest -> flag, for every flag run.json records.
+        given: the dests of the flags the command line passed.
+        may_differ: the dests of the flags marked ``may_differ_on_resume``.
+        data: the data's :class:`zoo.data.DataIdentity` (flags ``--dataset``,
+            ``--data-dir``), or None.
+        record: the resumed run's run.json, or None.
+    """
+
+    flags: dict
+    experiment: str
+    argv: tuple = ()
+    recorded: dict = dataclasses.field(default_factory=dict)
+    given: frozenset = frozenset()
+    may_differ: frozenset = frozenset()
+    data: DataIdentity | None = None
+    record: dict | None = None
+
+    def __getattr__(self, name):
+        flags = self.__dict__.get("flags", {})  # not self.flags: unpickling has none yet
+        if name in flags:
+            return flags[name]
+        raise AttributeError(f"{type(self).__name__}: no flag or field {name!r}")
+
+    def with_flags(self, **values):
+        """Returns a copy whose flags take ``values`` (a variant's own ``steps``)."""
+        return dataclasses.replace(self, flags={**self.flags, **values})
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -56,18 +96,22 @@ class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 class _Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line on stderr, exit status 2.
 
-    ``add_argument`` takes two more keywords: ``check=`` (a function value ->
+    ``add_argument`` takes three more keywords: ``check=`` (a function value ->
     problem or None, see :func:`integer`, :func:`real`, :func:`directory`,
-    :func:`new_file`...) and ``may_differ_on_resume=True`` for flags that do not
-    change what a run computes (timeouts, checkpoint period, data path).
+    :func:`new_file`...), ``may_differ_on_resume=True`` for flags that do not
+    change what a run computes (timeouts, checkpoint period, data path) and
+    ``quick=N``, the most a number flag may be under ``--quick``.
     """
 
     experiment = None
     checks = ()
 
-    def add_argument(self, *args, check=None, may_differ_on_resume=False, **kwargs):
+    def add_argument(
+        self, *args, check=None, may_differ_on_resume=False, quick=None, **kwargs
+    ):
         action = super().add_argument(*args, **kwargs)
         action.check, action.may_differ_on_resume = check, may_differ_on_resume
+        action.quick = quick
         return action
 
     def add_check(self, check):
@@ -86,12 +130,9 @@ class _Parser(argparse.ArgumentParser):
 def integer(minimum=1, maximum=MAX_INT):
     """Returns a check: an int in ``[minimum, maximum]``."""
 
-    kind = {1: "a positive integer", 0: "a count >= 0"}.get(minimum, "an integer")
-
     def check(value):
-        if minimum <= value <= maximum:
-            return None
-        return f"expected {kind}, found {value}; pass a value in [{minimum}, {maximum}]"
+        problem = int_problem(value, minimum, maximum)
+        return problem and f"{problem}; pass one in that range"
 
     return check
 
@@ -100,14 +141,8 @@ def real(minimum=0.0, inclusive=False, maximum=MAX_REAL):
     """Returns a check: a finite float above ``minimum`` (or equal, if ``inclusive``)."""
 
     def check(value):
-        above = value >= minimum if inclusive else value > minimum
-        if math.isfinite(value) and above and value <= maximum:
-            return None
-        bound = f"{'>=' if inclusive else '>'} {minimum:g}"
-        return (
-            f"expected a finite number {bound}, found {value}; pass one {bound} and "
-            f"<= {maximum:g}"
-        )
+        problem = number_problem(value, minimum, maximum, low_open=not inclusive)
+        return problem and f"{problem}; pass one in that range"
 
     return check
 
@@ -128,6 +163,24 @@ def int_list(minimum=1):
         )
 
     return check
+
+
+def real_list(check):
+    """Returns a check: comma-separated numbers, each accepted by ``check``."""
+
+    def check_list(value):
+        try:
+            numbers = reals(value)
+        except ValueError:
+            return f"expected comma-separated numbers, found {value!r}; pass e.g. 0.5,1"
+        return next(filter(None, map(check, numbers)), None)
+
+    return check_list
+
+
+def reals(value):
+    """Returns the numbers of a comma-separated flag checked by :func:`real_list`."""
+    return tuple(float(item) for item in value.split(","))
 
 
 def integers(value):
@@ -181,11 +234,25 @@ def one_of(names):
     """Returns a check: one of ``names``."""
 
     def check(value):
-        if value in names:
-            return None
-        return f"expected one of {', '.join(names)}, found {value!r}; pick one of those"
+        problem = choice_problem(value, names)
+        return problem and f"{problem}; pick one of those"
 
     return check
+
+
+def argv_of(settings, dests):
+    """Returns the flags ``dests`` of ``settings`` as command-line arguments.
+
+    A flag whose value is None or False is left out; True gives the switch alone.
+    Used to start another process with some of this run's flags.
+    """
+    argv = []
+    for dest in dests:
+        value = settings.flags[dest]
+        if value is not None and value is not False:
+            flag = settings.recorded[dest]
+            argv += [flag] if value is True else [flag, str(value)]
+    return argv
 
 
 def parser(description, steps, batch_size, quick_steps=300, resumable=True, data=True):
@@ -199,7 +266,7 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True, data
         description: what the experiment reproduces (shown by ``--help``).
         steps: default number of training steps.
         batch_size: default batch size.
-        quick_steps: steps used by ``--quick``.
+        quick_steps: the most steps under ``--quick``.
         resumable: add ``--checkpoint-every`` and ``--resume`` (False for
             benchmarks, which do not checkpoint).
         data: add ``--dataset`` and ``--data-dir`` (False for experiments that
@@ -213,6 +280,7 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True, data
         default=steps,
         help=f"training steps per network{extends}",
         may_differ_on_resume=True,
+        quick=quick_steps,
     )
     p.add_argument("--batch-size", type=int, default=batch_size, help="examples per step")
     if data:
@@ -269,7 +337,6 @@ def parser(description, steps, batch_size, quick_steps=300, resumable=True, data
             help="continue the run in RUN_DIR from its last checkpoint, with the flags "
             "it was started with (from RUN_DIR/run.json); --steps may be larger",
         )
-    p.set_defaults(quick_steps=quick_steps)
     return p
 
 
@@ -310,7 +377,7 @@ def may_differ_on_resume(p, *dests):
 
 
 def parse_args(p, argv=None):
-    """Parses ``argv`` and checks every flag before any work.
+    """Parses ``argv`` and checks every flag before any work; returns the settings.
 
     Every flag's value is checked: by its ``check=``, else by its type and
     default (an int in [min(1, default), 2^31 - 1]; a finite float > 0, or >= 0
@@ -318,46 +385,50 @@ def parse_args(p, argv=None):
     the run's ``run.json`` gives every flag not passed; a flag passed with
     another value than the run's is refused (unless it may differ on resume,
     like a larger ``--steps``), as is another experiment's directory or other
-    data. The data's identity (:func:`zoo.data.identify`) is computed here, so
-    ``--dataset`` with the other dataset's files fails before any work.
+    data. With ``--quick``, a flag added with ``quick=N`` is at most N. The data's
+    identity (:func:`zoo.data.identify`) is computed here, so ``--dataset`` with
+    the other dataset's files fails before any work. TensorFlow is not started.
 
     Returns:
-        The namespace; with ``--quick``, ``steps`` is the quick step count; with
-        ``--resume``, ``out`` is the run directory and ``record`` its run.json;
-        ``dataset`` is what the files are when not given; ``data`` the
-        :class:`zoo.data.DataIdentity`; ``argv`` the arguments parsed (for the
-        resume command); ``experiment`` the experiment's module.
+        The run's :class:`Settings`; with ``--resume``, flag ``out`` is the run
+        directory; flag ``dataset`` is what the files are when not given.
 
     Raises:
         ZooError: a flag out of range, empty, of the wrong kind, in conflict
             with another (the parser's ``add_check``) or with the resumed run;
             DataError for missing, corrupt or other data.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = tuple(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
-    args.argv, args.experiment, args.record = argv, p.experiment, None
-    args.given = _given(p, argv)
-    args.recorded = {
+    recorded = {
         a.dest: a.option_strings[-1] for a in p._actions if a.dest not in record.UNRECORDED
     }
-    args.may_differ = {a.dest for a in p._actions if a.may_differ_on_resume}
-    if getattr(args, "resume", None) is not None:
+    may_differ = frozenset(a.dest for a in p._actions if a.may_differ_on_resume)
+    given = frozenset(_given(p, argv))
+    saved = None
+    if vars(args).get("resume") is not None:
         _check_resume(args)
-        args.record = record.read(args.resume, p.experiment)
-        record.merge(args, args.record, f"--resume {args.resume}")
+        saved = record.read(args.resume, p.experiment)
+        record.merge(
+            vars(args), saved, f"--resume {args.resume}", recorded, given, may_differ
+        )
     _check_flags(p, args)
-    if getattr(args, "quick", False) and hasattr(args, "quick_steps"):
-        args.steps = min(args.steps, args.quick_steps)
+    if vars(args).get("quick"):
+        for action in p._actions:
+            if action.quick is not None:
+                setattr(args, action.dest, min(getattr(args, action.dest), action.quick))
     for check in p.checks:
         check(args)
-    if hasattr(args, "data_dir"):
-        args.data = identify(args.dataset, args.data_dir)
-        if args.dataset is None and args.data.name in DATASETS:
-            args.dataset = args.data.name
-        if args.record:
-            record.check_same_data(args.record, args.data, args.resume)
-    startup.import_tensorflow()
-    return args
+    data = None
+    if "data_dir" in vars(args):
+        data = identify(args.dataset, args.data_dir)
+        if args.dataset is None and data.name in DATASETS:
+            args.dataset = data.name
+        if saved:
+            record.check_same_data(saved, data, args.resume)
+    return Settings(
+        dict(vars(args)), p.experiment, argv, recorded, given, may_differ, data, saved
+    )
 
 
 def _check_flags(p, args):
@@ -432,6 +503,14 @@ def _check_resume(args):
     args.out = args.resume
 
 
+def add_count_flag(p, flag, default, help, **kwargs):
+    """Adds an int flag that may be 0 (a count whose 0 means something: none, skip).
+
+    A flag whose default is 0 needs none: its inferred check already takes 0.
+    """
+    p.add_argument(flag, type=int, default=default, check=integer(0), help=help, **kwargs)
+
+
 def add_hidden_flag(p, default, of="the hidden layers"):
     """Adds ``--hidden``: comma-separated widths (``625,625``), read by :func:`integers`."""
     p.add_argument(
@@ -503,23 +582,6 @@ def add_validation_flag(
     p.add_argument("--validation", type=int, default=5000, help=help_text, check=integer(0))
 
 
-def load_data(args, validation=None):
-    """Loads ``args.dataset`` from ``args.data_dir`` (see :func:`zoo.data.load_mnist`).
-
-    Args:
-        args: the parsed flags.
-        validation: training examples held out; None takes ``args.validation``.
-
-    Raises:
-        DataError: from the loader.
-    """
-    if validation is None:
-        validation = args.validation
-    return load_mnist(
-        args.dataset, data_dir=args.data_dir, validation=validation, seed=args.seed
-    )
-
-
 def add_variant_flag(p, variants, help, every="both", name="--variant"):
     """Adds ``--variant`` to a parser: one of ``variants``, or ``every`` (the default).
 
@@ -552,7 +614,7 @@ def add_loop_flags(p, steps_per_run=32, xla=False):
         type=int,
         default=steps_per_run,
         metavar="K",
-        check=integer(1, MAX_STEPS_PER_RUN),
+        check=integer(1, BATCH_WINDOW),
         may_differ_on_resume=True,
         help="training steps inside one session.run (a tf.while_loop); the results "
         "do not depend on it, the speed does",
@@ -565,34 +627,3 @@ def add_loop_flags(p, steps_per_run=32, xla=False):
         "default, by a margin that depends on the CPU; docs/training.md); "
         "the numbers equal the uncompiled ones up to float round-off",
     )
-
-
-def log_period(steps, period=1000):
-    """Returns ``period``, or ``steps // 5`` for shorter runs so a curve has 5+ points."""
-    return max(1, min(period, steps // 5))
-
-
-def entry_point(main, argv=None):
-    """Runs ``main(argv)`` and exits.
-
-    Exit status 0 on success; 2 with one clear line on a zoo error; 1 with one
-    line naming the file on any other OSError (a full disk...); 128 + the signal
-    number, with the resume command, when training was interrupted.
-    """
-    try:
-        code = main(argv)
-    except RunInterrupted as err:
-        print(err, file=sys.stderr)
-        sys.exit(128 + err.signum)
-    except ZooError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as err:
-        where = err.filename or "a file"
-        print(
-            f"error: {where}: {err.strerror or err}; fix that (free disk space, "
-            "permissions) and run again, with --resume RUN_DIR if the run checkpointed",
-            file=sys.stderr,
-        )
-        sys.exit(1)
-    sys.exit(code or 0)

@@ -56,27 +56,29 @@ def read(run_path, experiment):
     return record
 
 
-def merge(args, record, where):
+def merge(values, record, where, recorded, given, may_differ):
     """Takes the run's recorded flags not passed; refuses a passed flag that differs.
 
     Args:
-        args: the namespace of :func:`experiments.harness.flags.parse_args`,
-            updated in place.
+        values: the flags' values by dest, updated in place.
         record: the run's run.json.
         where: names the run in messages (``--resume DIR``).
+        recorded: dest -> flag of the flags run.json records.
+        given: the dests of the flags passed on the command line.
+        may_differ: the dests of the flags that may differ from the run's.
 
     Raises:
         ZooError: a flag passed with another value than the run's (flags that
             may differ on resume excepted).
     """
     flags = record.get("flags", {})
-    for dest, flag in args.recorded.items():
+    for dest, flag in recorded.items():
         if dest not in flags:
             continue
-        saved, now = flags[dest], getattr(args, dest)
-        if dest not in args.given:
-            setattr(args, dest, saved)
-        elif jsonable(now) != saved and dest not in args.may_differ:
+        saved, now = flags[dest], values[dest]
+        if dest not in given:
+            values[dest] = saved
+        elif jsonable(now) != saved and dest not in may_differ:
             raise ZooError(
                 f"{where}: expected {flag} {saved!r} as the run was started with "
                 f"(run.json), found {flag} {now!r}; drop {flag} to continue that run, "
@@ -101,29 +103,29 @@ def check_same_data(record, identity, run_path):
         )
 
 
-def write(run, args, experiment, resume):
+def write(run, settings, resume):
     """Writes (or, resuming, updates) ``run.json`` in the run directory; returns it.
 
     Args:
         run: the :class:`experiments.harness.rundir.RunDir`.
-        args: the parsed flags (every flag they ``recorded`` is written).
-        experiment: the experiment's name, when ``args`` does not name it.
+        settings: the run's :class:`experiments.harness.flags.Settings` (every
+            flag it ``recorded`` is written).
         resume: append to the run's ``resumes`` instead of starting a record.
     """
     this = {
         "time": now(),
-        "command": command(args.argv),
+        "command": command(settings.argv),
         "code_version": code_version(),
         "machine": machine(),
     }
-    flags = {dest: getattr(args, dest) for dest in args.recorded}
-    if resume and args.record:
-        record = {**args.record, "flags": jsonable(flags)}
+    flags = {dest: settings.flags[dest] for dest in settings.recorded}
+    if resume and settings.record:
+        record = {**settings.record, "flags": jsonable(flags)}
         record["resumes"] = [*record.get("resumes", []), this]
     else:
-        data = getattr(args, "data", None)
+        data = settings.data
         record = {
-            "experiment": getattr(args, "experiment", experiment),
+            "experiment": settings.experiment,
             "flags": jsonable(flags),
             "data": data.as_dict() if data else None,
             "started": this,

@@ -23,7 +23,7 @@ import secrets
 import shutil
 import socket
 
-from experiments.harness import flags, record
+from experiments.harness import datasets, figures, flags, record, startup
 from layers.errors import ZooError
 from zoo.training.files import TEMPORARY_PREFIX, atomic_write, write_json
 
@@ -122,6 +122,29 @@ class RunDir:
             "machine": record.machine(),
         }
         self.write_json(name, {**origin, **results})
+
+    def write_ablation(self, experiment, data, variants, loss_title, loss_label, **more):
+        """Writes an ablation's ``results.json`` and ``loss_curves.png``.
+
+        Args:
+            experiment: the experiment's name.
+            data: the :class:`zoo.data.DataSets` (its name and source are written).
+            variants: variant -> result, each with its logged ``losses``.
+            loss_title, loss_label: the loss figure's title and y axis label
+                (:func:`experiments.harness.figures.loss_figure`).
+            **more: more entries of results.json, before the variants.
+        """
+        self.write_results(
+            {
+                "experiment": experiment,
+                "dataset": data.name,
+                "data_source": data.source,
+                **more,
+                "variants": variants,
+            }
+        )
+        figure = figures.loss_figure(variants, loss_title, loss_label)
+        self.save_figure("loss_curves.png", figure)
 
     def write_csv(self, name, rows):
         """Writes a list of dicts as CSV with the first row's keys as header."""
@@ -230,8 +253,8 @@ def _clear(path):
             os.remove(entry)
 
 
-def start(parser, argv, experiment):
-    """Starts a run: every flag checked (then TensorFlow), the data, the run directory.
+def start_with_tensorflow(parser, argv, experiment):
+    """Starts a run: every flag checked, then TensorFlow, the data, the run directory.
 
     Data comes before the directory, so missing or corrupt data leaves no
     directory behind.
@@ -242,19 +265,20 @@ def start(parser, argv, experiment):
         experiment: the run directory's default name (:func:`run_dir`).
 
     Returns:
-        ``(args, data, run)``: the flags, the :class:`zoo.data.DataSets`, the
-        :class:`RunDir`.
+        ``(settings, data, run)``: the :class:`experiments.harness.flags.Settings`,
+        the :class:`zoo.data.DataSets`, the :class:`RunDir`.
 
     Raises:
         ZooError: a bad flag, bad data, or a run directory that cannot be used.
     """
-    args = flags.parse_args(parser, argv)
-    data = flags.load_data(args)
-    return args, data, run_dir(args, experiment)
+    settings = flags.parse_args(parser, argv)
+    startup.import_tensorflow()
+    data = datasets.load(settings)
+    return settings, data, run_dir(settings, experiment)
 
 
-def run_dir(args, experiment, join=False):
-    """Returns the :class:`RunDir` the flags name, with its checkpointer and run.json.
+def run_dir(settings, experiment, lock=True):
+    """Returns the :class:`RunDir` the settings name, with its checkpointer and run.json.
 
     A new run writes ``run.json`` (experiment, every flag, the data's identity,
     code version, machine, command) and locks the directory; a resumed one
@@ -262,38 +286,57 @@ def run_dir(args, experiment, join=False):
     appends to run.json's ``resumes``.
 
     Args:
-        args: the namespace of :func:`experiments.harness.flags.parse_args` (every flag it
-            ``recorded`` goes to run.json).
+        settings: the run's :class:`experiments.harness.flags.Settings` (every
+            flag it ``recorded`` goes to run.json).
         experiment: the name used by :func:`default_out` when ``--out`` is absent.
-        join: a task joining its launcher's run (``experiments.ps``): when the
-            directory has a run.json, its flags are taken (a passed flag that
-            differs is refused), nothing is deleted and no lock is taken.
+        lock: take the directory's lock (False: a task joining its launcher's run).
 
     Raises:
-        ZooError: as :class:`RunDir`; a run.json of another experiment, other
-            flags or other data when joining.
+        ZooError: as :class:`RunDir`.
 
     Usage::
 
-        run = rundir.run_dir(args, "autoencoder")
+        run = rundir.run_dir(settings, "autoencoder")
         training.train_loop(..., checkpointer=run.checkpointer)
     """
-    path = getattr(args, "out", None) or default_out(experiment)
-    if join and os.path.exists(os.path.join(path, record.RECORD)):
-        saved = record.read(path, args.experiment)
-        record.merge(args, saved, path)
-        record.check_same_data(saved, args.data, path)
-        run = RunDir(path, resume=True, lock=False)
-        run.record = saved
-        return run
-    resume = bool(getattr(args, "resume", None))
-    run = RunDir(path, getattr(args, "overwrite", False), resume=resume, lock=not join)
-    if hasattr(args, "checkpoint_every"):
+    values = settings.flags
+    path = values.get("out") or default_out(experiment)
+    resume = bool(values.get("resume"))
+    run = RunDir(path, values.get("overwrite", False), resume=resume, lock=lock)
+    if "checkpoint_every" in values:
         from zoo.training.checkpoints import Checkpointer
 
         run.command = record.resume_command(run.path)
         run.checkpointer = Checkpointer(
-            run.path, every=args.checkpoint_every, resume=resume, command=run.command
+            run.path, every=values["checkpoint_every"], resume=resume, command=run.command
         )
-    run.record = record.write(run, args, experiment, resume)
+    run.record = record.write(run, settings, resume)
     return run
+
+
+def join_run(settings, experiment):
+    """Joins the run the settings name as one of its tasks (``experiments.ps``' workers).
+
+    When the directory has a run.json, its flags are taken (a passed flag that
+    differs is refused) and nothing is written; else it is started as by
+    :func:`run_dir`. No lock is taken: the launcher holds it.
+
+    Returns:
+        ``(settings, run)``: the settings with the run's flags, the :class:`RunDir`.
+
+    Raises:
+        ZooError: as :func:`run_dir`; a run.json of another experiment, other
+            flags or other data.
+    """
+    path = settings.flags.get("out") or default_out(experiment)
+    if not os.path.exists(os.path.join(path, record.RECORD)):
+        return settings, run_dir(settings, experiment, lock=False)
+    saved = record.read(path, settings.experiment)
+    values = dict(settings.flags)
+    record.merge(
+        values, saved, path, settings.recorded, settings.given, settings.may_differ
+    )
+    record.check_same_data(saved, settings.data, path)
+    run = RunDir(path, resume=True, lock=False)
+    run.record = saved
+    return settings.with_flags(**values), run

@@ -36,7 +36,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm import tqdm
 
-from experiments.harness import flags
+from experiments.harness import entry
 from layers.checks import int_problem, require
 from zoo import training
 from zoo.data.batches import GraphBatches
@@ -309,7 +309,7 @@ def _train(session, variant, built, cuts, evaluations):
 
 def _log_every(variant, begin, end):
     """Steps between logged losses in the loop from ``begin`` to ``end``."""
-    return flags.log_period(end - begin, variant.log_period)
+    return entry.log_period(end - begin, variant.log_period)
 
 
 def _print_step(begin, step, loss):

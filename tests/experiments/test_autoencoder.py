@@ -9,9 +9,9 @@ import pytest
 import tensorflow as tf
 
 from experiments import autoencoder
-from experiments.harness import flags, rundir
+from experiments.harness import datasets, entry, flags, rundir
 from layers.errors import ZooError
-from tests.conftest import refused_in_one_line
+from tests.conftest import refused_before_any_work
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -114,7 +114,7 @@ def train_variant(data_dir, out, seed, steps_per_run="32", *extra):
     argv += extra
     args = flags.parse_args(autoencoder.build_parser(), argv)
     run = rundir.run_dir(args, "autoencoder")
-    return autoencoder.run_variant("tied", args, flags.load_data(args), run)
+    return autoencoder.run_variant("tied", args, datasets.load(args), run)
 
 
 @pytest.mark.slow
@@ -152,21 +152,22 @@ def test_xla_is_on_by_default_and_moves_numbers_only_by_round_off(tiny_data_dir,
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--steps", "-5"], "--steps: expected a positive integer, found -5"),
+        (["--steps", "-5"], "--steps: expected an int in [1, 2147483647], found -5"),
         (["--dataset", "cifar10"], "--dataset: expected one of mnist, fashion_mnist"),
         ([], "--data-dir: expected an existing directory, found nothing at"),
-        (["--validation", "-1"], "--validation: expected a count >= 0, found -1"),
-        (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer, found 0"),
+        (
+            ["--validation", "-1"],
+            "--validation: expected an int in [0, 2147483647], found -1",
+        ),
+        (["--steps-per-run", "0"], "--steps-per-run: expected an int in [1, 256]"),
         (
             ["--steps-per-run", "257"],
-            "--steps-per-run: expected a positive integer, found 257",
+            "--steps-per-run: expected an int in [1, 256], found 257",
         ),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
-    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
-    assert message in refused_in_one_line(autoencoder.main, argv, capsys)
-    assert not (tmp_path / "run").exists()
+    assert message in refused_before_any_work(autoencoder.main, flags, tmp_path, capsys)
 
 
 def test_help_documents_every_flag(capsys):
@@ -180,4 +181,4 @@ def test_help_documents_every_flag(capsys):
 
 @pytest.mark.parametrize("steps, period", [(10001, 1000), (5000, 1000), (300, 60), (3, 1)])
 def test_log_period(steps, period):
-    assert flags.log_period(steps) == period
+    assert entry.log_period(steps) == period

@@ -50,7 +50,7 @@ import pytest
 import tensorflow as tf
 
 import experiments
-from experiments.harness import flags, rundir
+from experiments.harness import datasets, flags, rundir
 from layers.errors import ZooError
 from tests.conftest import make_idx_dir
 
@@ -559,7 +559,7 @@ def no_work(monkeypatch):
         raise WorkStarted
 
     monkeypatch.delenv("ZOO_DATA_DIR", raising=False)
-    monkeypatch.setattr(flags, "load_data", started)
+    monkeypatch.setattr(datasets, "load", started)
     monkeypatch.setattr(rundir.RunDir, "__init__", started)
     monkeypatch.setattr(tf.Graph, "__init__", started)
 

@@ -28,22 +28,22 @@ SMALL += ["--train-every", "16", "--updates-per-run", "8", "--eval-episodes", "3
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--tau", "0"], r"--tau: expected a finite number > 0, found 0.0; pass one > 0 and <= 1"),  # noqa: E501
-        (["--tau", "1.5"], r"--tau: expected a finite number > 0, found 1.5"),
-        (["--target-period", "0"], "--target-period: expected a positive integer, found 0"),
+        (["--tau", "0"], r"--tau: expected a finite number in \(0, 1\], found 0.0; pass one in that range"),  # noqa: E501
+        (["--tau", "1.5"], r"--tau: expected a finite number in \(0, 1\], found 1.5"),
+        (["--target-period", "0"], r"--target-period: expected an int in \[1, \d+\], found 0"),  # noqa: E501
         (["--env", "CartPol-v1"], "--env: expected a gymnasium environment id, found "
          "'CartPol-v1' \\(not registered\\); did you mean CartPole-v1"),
         (["--env", "Pendulum-v1"], "--env: expected flat Box observations and Discrete "
          "actions"),
-        (["--seeds", "0"], "--seeds: expected a positive integer, found 0"),
-        (["--epsilon-end", "2"], r"--epsilon-end: expected a finite number >= 0, found 2"),
-        (["--gamma", "-0.1"], r"--gamma: expected a finite number >= 0, found -0.1"),
+        (["--seeds", "0"], r"--seeds: expected an int in \[1, \d+\], found 0"),
+        (["--epsilon-end", "2"], r"--epsilon-end: expected a finite number in \[0, 1\], found 2"),  # noqa: E501
+        (["--gamma", "-0.1"], r"--gamma: expected a finite number in \[0, 1\], found -0.1"),
         (["--hidden", "16,0"], r"--hidden: expected comma-separated integers >= 1, found "
          "'16,0'"),
-        (["--learning-starts", "-1"], r"--learning-starts: expected a count >= 0"),
-        (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number > 0"),
-        (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number >= 0"),  # noqa: E501
-        (["--updates-per-run", "0"], r"--updates-per-run: expected a positive integer"),
+        (["--learning-starts", "-1"], r"--learning-starts: expected an int in \[0, \d+\]"),
+        (["--max-grad-norm", "0"], r"--max-grad-norm: expected a finite number in \(0, "),
+        (["--learning-rate-end", "-1"], r"--learning-rate-end: expected a finite number in \[0, "),  # noqa: E501
+        (["--updates-per-run", "0"], r"--updates-per-run: expected an int in \[1, "),
         (["--variant", "triple"], r"--variant: invalid choice: 'triple'"),
     ],
 )  # fmt: skip
@@ -76,7 +76,7 @@ def test_help_and_flag_errors_answer_before_tensorflow_starts():
     assert "--hidden HIDDEN" in out and "comma-separated" in out
     assert "imported: False False" in out  # not even gymnasium
     out = answer_without_tensorflow("--tau", "2")
-    assert "error: --tau: expected a finite number > 0, found 2.0" in out
+    assert "error: --tau: expected a finite number in (0, 1], found 2.0" in out
     assert "imported: False" in out
     out = answer_without_tensorflow("--env", "CartPol-v1")  # checked with gymnasium
     assert "error: --env: expected a gymnasium environment id" in out
@@ -85,7 +85,7 @@ def test_help_and_flag_errors_answer_before_tensorflow_starts():
 
 def test_resume_with_other_flags_is_refused(tmp_path):
     out = str(tmp_path / "run")
-    rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
+    rundir.run_dir(dqn.parse_then_start_tensorflow(["--tau", "0.02", "--out", out]), "dqn")
     with pytest.raises(
         ZooError, match=r"expected --tau 0.02 as the run was started with \(run.json\)"
     ):
@@ -104,24 +104,26 @@ def test_resume_of_another_experiment_is_refused(tmp_path):
 
 def test_resume_may_use_other_jobs_and_profile_calls(tmp_path):
     out = str(tmp_path / "run")
-    rundir.run_dir(dqn.parse(["--tau", "0.02", "--out", out]), "dqn")
-    args = dqn.parse(["--resume", out, "--jobs", "2", "--profile-calls", "0"])
+    rundir.run_dir(dqn.parse_then_start_tensorflow(["--tau", "0.02", "--out", out]), "dqn")
+    args = dqn.parse_then_start_tensorflow(
+        ["--resume", out, "--jobs", "2", "--profile-calls", "0"]
+    )
     assert (args.tau, args.jobs, args.profile_calls) == (0.02, 2, 0)
 
 
-def test_quick_lowers_the_defaults_and_keeps_the_flags_given():
-    quick = dqn.parse(["--quick", "--learning-starts", "1000"])
-    assert quick.learning_starts == 1000  # given: kept
-    assert {
-        name: getattr(quick, name) for name in dqn.QUICK if name != "learning_starts"
-    } == {name: value for name, value in dqn.QUICK.items() if name != "learning_starts"}
+def test_quick_caps_the_flags_it_names():
+    quick = dqn.parse_then_start_tensorflow(["--quick", "--learning-starts", "100"])
+    assert quick.learning_starts == 100  # under its cap: kept
+    capped = {flag[2:].replace("-", "_"): cap for flag, cap in dqn.QUICK.items()}
+    del capped["learning_starts"]
+    assert {name: getattr(quick, name) for name in capped} == capped
     assert quick.steps == 256
-    full = dqn.parse([])
+    full = dqn.parse_then_start_tensorflow([])
     assert (full.seeds, full.learning_starts, full.steps) == (5, 1000, 24576)
 
 
 def test_settings_are_the_flags_that_shape_the_numbers():
-    settings = dqn.settings(dqn.parse(["--hidden", "16,8"]))
+    settings = dqn.settings(dqn.parse_then_start_tensorflow(["--hidden", "16,8"]))
     assert {"steps", "seed", "seeds", "updates_per_run", "threads", "env"} <= set(settings)
     assert not {"jobs", "profile_calls", "checkpoint_every", "out", "quick"} & set(settings)
     assert settings["hidden"] == [16, 8]

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from experiments import ensemble
-from experiments.harness import flags, rundir
-from tests.conftest import make_idx_dir, refused_in_one_line
+from experiments.harness import datasets, entry, flags, rundir
+from tests.conftest import make_idx_dir, refused_before_any_work
 from tests.experiments.test_autoencoder import assert_png, quick_argv, read_events
 
 
@@ -69,7 +69,7 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
             ensemble.build_parser(),
             [*argv, "--batch-size", "20", "--out", str(tmp_path / name)],
         )
-        data = flags.load_data(args)
+        data = datasets.load(args)
         runs.append(ensemble.run_case("independent", args, data, rundir.run_dir(args, "e")))
     first, again = runs
     for name in ensemble.NETWORKS:
@@ -80,21 +80,20 @@ def test_same_seed_gives_same_numbers(tiny_data_dir, tmp_path):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--steps", "0"], "--steps: expected a positive integer, found 0"),
+        (["--steps", "0"], "--steps: expected an int in [1, 2147483647], found 0"),
         (["--dataset", "svhn"], "--dataset: expected one of mnist, fashion_mnist"),
         ([], "--data-dir: expected an existing directory, found nothing at"),
     ],
 )
 def test_bad_flags_exit_with_one_line(tmp_path, capsys, flags, message):
-    argv = ["--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run"), *flags]
-    assert message in refused_in_one_line(ensemble.main, argv, capsys)
+    assert message in refused_before_any_work(ensemble.main, flags, tmp_path, capsys)
 
 
 def test_too_little_training_data_is_one_clear_line(tmp_path, capsys):
     data_dir = make_idx_dir(tmp_path, n_train=150, n_test=20)
     argv = ["--data-dir", data_dir, "--validation", "0", "--out", str(tmp_path / "run")]
     with pytest.raises(SystemExit):
-        flags.entry_point(ensemble.main, argv)
+        entry.entry_point(ensemble.main, argv)
     assert (
         "expected at least 200 training images (two halves of one batch each), found 150"
         in (capsys.readouterr().err)

@@ -73,16 +73,16 @@ def test_quick_fashion_run_writes_every_output(fashion_dir, tmp_path):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--noise-dim", "0"], "--noise-dim: expected a positive integer, found 0"),
-        (["--hidden", "-3"], "--hidden: expected a positive integer, found -3"),
+        (["--noise-dim", "0"], "--noise-dim: expected an int in [1, 2147483647], found 0"),
+        (["--hidden", "-3"], "--hidden: expected an int in [1, 2147483647], found -3"),
         (
             ["--evals", "11", "--steps", "10"],
             "--evals: expected the number of evaluations to be an int in [1, 10], found "
             "11; at most one per step",
         ),
-        (["--samples", "1"], "--samples: expected an integer, found 1"),
-        (["--learning-rate", "0"], "--learning-rate: expected a finite number > 0"),
-        (["--classifier-steps", "0"], "--classifier-steps: expected a positive integer"),
+        (["--samples", "1"], "--samples: expected an int in [2, 2147483647], found 1"),
+        (["--learning-rate", "0"], "--learning-rate: expected a finite number in (0, "),
+        (["--classifier-steps", "0"], "--classifier-steps: expected an int in [1, "),
         (["--variant", "tied"], "argument --variant: invalid choice: 'tied'"),
     ],
 )

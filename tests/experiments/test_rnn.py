@@ -6,8 +6,8 @@ import signal
 import pytest
 
 from experiments import rnn
-from experiments.harness import flags
-from tests.conftest import on_graph_batch, raising, refused_in_one_line
+from experiments.harness import entry
+from tests.conftest import on_graph_batch, raising, refused_before_any_work
 from tests.experiments.test_autoencoder import assert_png, read_events
 
 
@@ -61,7 +61,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     # Runs of 2 steps, cut at the checkpoint every 5: [0, 1], [2, 3], [4], [5, 6], ...
     on_graph_batch(monkeypatch, 3, raising(signal.SIGTERM))
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(rnn.main, looped)
+        entry.entry_point(rnn.main, looped)
     assert exit_info.value.code == 128 + signal.SIGTERM
     assert not (cut / "results.json").exists()
     assert json.loads((cut / "partial.json").read_text())["step"] == 7
@@ -79,16 +79,17 @@ def test_interrupted_run_resumes_to_the_same_numbers(tiny_data_dir, tmp_path, mo
     [
         (["--time-steps", "27"], "--time-steps: expected a divisor of the 784 pixels of "
          "an image, found 27"),
-        (["--time-steps", "0"], "--time-steps: expected a positive integer, found 0"),
-        (["--hidden", "0"], "--hidden: expected a positive integer, found 0"),
-        (["--steps-per-run", "0"], "--steps-per-run: expected a positive integer"),
-        (["--learning-rate", "-1"], "--learning-rate: expected a finite number > 0"),
+        (["--time-steps", "0"], "--time-steps: expected an int in [1, 2147483647], "
+         "found 0"),
+        (["--hidden", "0"], "--hidden: expected an int in [1, 2147483647], found 0"),
+        (["--steps-per-run", "0"], "--steps-per-run: expected an int in [1, 256]"),
+        (["--learning-rate", "-1"], "--learning-rate: expected a finite number in "
+         "(0, 1e+09], found -1.0"),
         (["--variant", "bidirectional"], "argument --variant: invalid choice"),
     ],
 )  # fmt: skip
 def test_bad_flags_exit_with_one_line_before_any_work(
     tiny_data_dir, tmp_path, capsys, flags, message
 ):
-    argv = ["--data-dir", tiny_data_dir, "--out", str(tmp_path / "run"), *flags]
-    assert message in refused_in_one_line(rnn.main, argv, capsys)
-    assert not (tmp_path / "run").exists()
+    err = refused_before_any_work(rnn.main, flags, tmp_path, capsys, tiny_data_dir)
+    assert message in err

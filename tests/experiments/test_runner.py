@@ -4,6 +4,7 @@ Most tests drive ``TOY``, a tiny experiment written the way real ones are (runne
 flags, RunDir, Checkpointer, train_loop), in-process; one kills it as a subprocess.
 """
 
+import dataclasses
 import errno
 import fcntl
 import importlib.util
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.harness import flags, record, rundir
+from experiments.harness import entry, flags, record, rundir
 from layers.errors import ZooError
 from tests.conftest import edit_run_record, make_idx_dir
 from zoo import training
@@ -40,7 +41,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from experiments.harness import flags, record, rundir
+from experiments.harness import entry, flags, record, rundir
 from zoo import training
 from zoo.data import DataSet
 from zoo.models.mlp import mlp_classifier
@@ -111,7 +112,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)
 '''
 
 
@@ -171,7 +172,7 @@ def test_run_dir_refuses_existing_files_unless_overwrite_or_resume(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--checkpoint-every", "0"], "--checkpoint-every: expected a positive integer"),
+        (["--checkpoint-every", "0"], r"--checkpoint-every: expected an int in \[1, \d+\]"),
         (["--resume", "{tmp}", "--overwrite"], "expected either --resume or --overwrite"),
         (["--resume", "{tmp}", "--out", "{tmp}/other"], "expected --out to be absent"),
         (["--resume", "{tmp}/absent"], "expected an existing run directory, found none"),
@@ -347,7 +348,7 @@ def test_a_larger_steps_extends_the_run(toy, tmp_path):
 def test_ctrl_c_exits_130_with_the_resume_command(toy, tmp_path, capsys):
     out = str(tmp_path / "run")
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
+        entry.entry_point(toy.main, ["--steps", "20", "--out", out, "--interrupt-at", "7"])
     assert exit_info.value.code == 130
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "net0: interrupted by SIGINT at step 8 of 20" in last
@@ -484,7 +485,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
 
     monkeypatch.setattr(rundir, "write_json", full)
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(toy.main, ["--steps", "4", "--out", out])
+        entry.entry_point(toy.main, ["--steps", "4", "--out", out])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
@@ -501,7 +502,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_how_to_resume(
         raise OSError(errno.EACCES, "Permission denied", "/somewhere/file")
 
     with pytest.raises(SystemExit) as exit_info:
-        flags.entry_point(broken)
+        entry.entry_point(broken)
     assert exit_info.value.code == 1
     assert capsys.readouterr().err.startswith("error: /somewhere/file: Permission denied;")
 
@@ -582,12 +583,11 @@ def train_graph_batches(source, steps, run=None, interrupt_at=None, window=4):
 def test_graph_batches_train_exactly_as_feed_dict_and_resume_mid_window(tmp_path):
     fed = train_graph_batches("feed", steps=14)  # 14 batches of 8 from 36: 3+ epochs
     in_graph = train_graph_batches("graph", steps=14)
-    args = flags.parse_args(flags.parser("t", 14, 8), ["--checkpoint-every", "5"])
-    args.out = str(tmp_path / "run")
+    p, out = flags.parser("t", 14, 8, data=False), str(tmp_path / "run")
+    args = flags.parse_args(p, ["--checkpoint-every", "5", "--out", out])
     with pytest.raises(training.RunInterrupted, match="at step 7 of 14"):
         train_graph_batches("graph", 14, rundir.run_dir(args, "t"), interrupt_at=6)
-    args.resume, args.out = args.out, None
-    flags._check_resume(args)
+    args = flags.parse_args(p, ["--resume", out])
     resumed = train_graph_batches("graph", 14, rundir.run_dir(args, "t"))
 
     for logged, weights in (in_graph, resumed):
@@ -684,7 +684,40 @@ def test_a_resume_removes_the_temporary_files_a_killed_run_left(toy, tmp_path):
     assert (out / "results.json").exists()
 
 
-def test_the_steps_per_run_bound_is_the_window_graph_batches_draw_from():
-    from zoo.data.batches import GraphBatches
+def test_settings_are_frozen_and_read_flags_as_attributes():
+    p = flags.parser("toy", steps=10, batch_size=8, data=False)
+    p.add_argument("--samples", type=int, default=500, quick=50)
+    settings = flags.parse_args(p, ["--samples", "70"])
+    assert (settings.samples, settings.flags["samples"], settings.steps) == (70, 70, 10)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.samples = 1
+    with pytest.raises(AttributeError, match="no flag or field 'sample'"):
+        _ = settings.sample
+    assert settings.with_flags(steps=3).steps == 3 and settings.steps == 10
+    quick = flags.parse_args(p, ["--samples", "70", "--quick"])
+    assert (quick.samples, quick.steps) == (50, 10)  # quick= caps: at most 50 samples
+    assert flags.parse_args(p, ["--samples", "20", "--quick"]).samples == 20
 
-    assert flags.MAX_STEPS_PER_RUN == GraphBatches.DEFAULT_WINDOW  # written twice
+
+def test_argv_of_gives_flags_back_as_a_command_line():
+    p = flags.parser("toy", steps=10, batch_size=8, data=False)
+    p.add_argument("--name", default=None)
+    p.add_argument("--expose", action="store_true")
+    settings = flags.parse_args(p, ["--steps", "7"])
+    assert flags.argv_of(settings, ("steps", "name", "expose")) == ["--steps", "7"]
+    exposed = settings.with_flags(expose=True, name="a")
+    assert flags.argv_of(exposed, ("name", "expose")) == ["--name", "a", "--expose"]
+
+
+def test_parsing_the_flags_starts_no_tensorflow(tmp_path):
+    code = (
+        "import sys; from experiments import autoencoder; "
+        "from experiments.harness import flags; "
+        f"flags.parse_args(autoencoder.build_parser(), ['--data-dir', {str(tmp_path)!r}]); "
+        "print('tensorflow' in sys.modules)"
+    )
+    make_idx_dir(tmp_path, 20, 10)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=runner_root()
+    )
+    assert done.stdout.strip() == "False", done.stderr

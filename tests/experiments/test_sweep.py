@@ -63,10 +63,10 @@ def test_quick_run_writes_results(tiny_data_dir, tmp_path):
     [
         (
             ["--keep-probs", "0.5,1.5"],
-            r"--keep-probs: expected a finite number > 0, found 1.5; pass one > 0 and "
-            r"<= 1$",
+            r"--keep-probs: expected a finite number in \(0, 1\], found 1.5; pass one in "
+            r"that range$",
         ),  # fmt: skip
-        (["--learning-rates", "-1"], r"--learning-rates: expected a finite number >= 0"),
+        (["--learning-rates", "-1"], r"--learning-rates: expected a finite number in \[0,"),
         (["--l2s", "a,b"], r"--l2s: expected comma-separated numbers, found 'a,b'"),
         (["--hidden", "16,0"], r"--hidden: expected comma-separated integers >= 1, found"),
         (["--hidden", "1.5"], r"--hidden: expected comma-separated integers >= 1, found"),
@@ -81,6 +81,6 @@ def test_bad_flags_raise_before_any_work(tmp_path, tiny_data_dir, flags, message
 
 def test_bad_flag_exits_2_with_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        sweep.flags.entry_point(sweep.main, ["--keep-probs", "0", "--out", str(tmp_path)])
+        sweep.entry.entry_point(sweep.main, ["--keep-probs", "0", "--out", str(tmp_path)])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.count("\n") == 1

@@ -30,6 +30,7 @@ from layers.base import read_only
 from layers.checks import int_problem, require
 from layers.errors import DataError
 from layers.variables import require_graph
+from zoo.constants import BATCH_WINDOW
 from zoo.data.loaders import check_batch_size
 
 
@@ -83,9 +84,7 @@ class GraphBatches:
         EagerError: built eagerly (use :func:`batch_dataset` there).
     """
 
-    DEFAULT_WINDOW = 256
-
-    def __init__(self, dataset, batch_size, window=DEFAULT_WINDOW, name="batches"):
+    def __init__(self, dataset, batch_size, window=BATCH_WINDOW, name="batches"):
         require_graph("GraphBatches")
         check_batch_size("GraphBatches", batch_size, dataset.num_examples)
         require(

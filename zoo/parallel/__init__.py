@@ -4,4 +4,5 @@
 - ``distributed``: asynchronous parameter-server training on TensorFlow's runtime.
 - ``cluster_spec``: cluster specs (flags, ``TF_CONFIG``, free local ports).
 - ``loopback``: a private loopback network for a local cluster.
+- ``launcher``: a local cluster's task processes, started, supervised, stopped in order.
 """

@@ -1,0 +1,171 @@
+"""A local cluster of task processes: started, watched, restarted, stopped in order.
+
+The launcher of ``experiments.ps`` runs its ps and its workers through it; a
+launcher of your own can too. ``command(job, index)`` gives each task's command
+line (a script that calls :func:`zoo.parallel.distributed.start_server` and,
+for a worker, :func:`zoo.parallel.distributed.train_worker`)::
+
+    cluster = LocalCluster(command, "runs/mine", cluster_spec.local_cluster(2))
+    try:
+        cluster.start("ps", 0)
+        for index in range(2):
+            cluster.start("worker", index)
+        cluster.supervise(caught=[], timeout=1800, max_restarts=2)
+    finally:
+        cluster.close()  # workers first (the chief checkpoints), then the ps
+
+Each task writes its output to ``<directory>/logs/<job>-<index>.log``;
+``<directory>/cluster.json`` holds the addresses, the process ids, the restarts
+and the network. :func:`memory_available` tells whether the tasks fit. A task
+whose port was taken exits with
+:data:`PORT_IN_USE_EXIT`, which :meth:`LocalCluster.supervise` raises as
+:class:`zoo.parallel.distributed.PortInUseError`. No TensorFlow is imported here.
+"""
+
+import os
+import subprocess
+import time
+
+from layers.errors import ZooError
+from zoo.training.files import write_json
+
+PORT_IN_USE_EXIT = 3  # a task's exit status when its port was taken
+STOP_GRACE_S = 15  # seconds a task has to stop after SIGTERM (the chief checkpoints)
+
+
+class LocalCluster:
+    """A launcher's task processes: started, supervised, and stopped in order.
+
+    Args:
+        command: ``(job, index) -> argv`` of one task.
+        directory: where ``logs/`` and ``cluster.json`` are written.
+        jobs: the tasks, ``{job: [address]}`` (:mod:`zoo.parallel.cluster_spec`).
+        network: the :class:`zoo.parallel.loopback.PrivateNetwork` the tasks run
+            in, or None (the machine's network).
+
+    Attributes:
+        jobs: as given.
+        restarts: ``{task name: times restarted}``.
+    """
+
+    def __init__(self, command, directory, jobs, network=None):
+        self.command, self.directory, self.jobs, self.network = (
+            command, directory, jobs, network,
+        )  # fmt: skip
+        self.processes = {}
+        self.restarts = {}
+        os.makedirs(os.path.join(directory, "logs"), exist_ok=True)
+
+    def start(self, job, index):
+        """Starts (or restarts) one task with its output in ``logs/<job>-<index>.log``."""
+        name = f"{job}-{index}"
+        argv = self.command(job, index)
+        with open(self.log(name), "a") as log:
+            self.processes[name] = subprocess.Popen(
+                self.network.command(argv) if self.network else argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+            )
+        pids = {n: p.pid for n, p in self.processes.items()}
+        if self.network:
+            pids["network"] = self.network.pid
+        write_json(
+            os.path.join(self.directory, "cluster.json"),
+            {
+                "cluster": self.jobs,
+                "pids": pids,
+                "restarts": self.restarts,
+                "network": "private, loopback only" if self.network else "exposed",
+            },
+        )
+
+    def log(self, name):
+        """Returns the path of task ``name``'s log."""
+        return os.path.join(self.directory, "logs", f"{name}.log")
+
+    def supervise(self, caught, timeout, max_restarts):
+        """Waits for every worker, restarting dead ones, until done or a signal.
+
+        Args:
+            caught: the list that collects SIGINT/SIGTERM; supervision stops
+                as soon as it holds one.
+            timeout: seconds before the run is stopped as failed.
+            max_restarts: times a dead worker is restarted.
+
+        Raises:
+            ZooError: the ps exited, a worker failed with a zoo error (exit
+                status 2) or more than ``max_restarts`` times, or ``timeout``
+                passed; the message names the task's log.
+            PortInUseError: a task's port was taken.
+        """
+        from zoo.parallel.distributed import PortInUseError
+
+        deadline = time.monotonic() + timeout
+        workers = {f"worker-{i}": i for i in range(len(self.jobs["worker"]))}
+        while workers and not caught:
+            for name, code in [(n, p.poll()) for n, p in self.processes.items()]:
+                if code == PORT_IN_USE_EXIT:
+                    job, index = name.split("-")
+                    raise PortInUseError(job, int(index), self.jobs[job][int(index)])
+            if self.processes["ps-0"].poll() is not None:
+                raise ZooError(self.failure("ps-0", "the ps exited"))
+            for name, index in list(workers.items()):
+                code = self.processes[name].poll()
+                if code == 0:
+                    del workers[name]
+                elif code is not None:
+                    if code == 2 or self.restarts.get(name, 0) >= max_restarts:
+                        raise ZooError(self.failure(name, f"{name} exited with {code}"))
+                    self.restarts[name] = self.restarts.get(name, 0) + 1
+                    self.start("worker", index)
+            if time.monotonic() > deadline:
+                raise ZooError(
+                    f"{self.directory}: expected the workers to finish within "
+                    f"{timeout:g} s, found {sorted(workers)} still running; allow "
+                    "more time or train fewer steps"
+                )
+            time.sleep(0.2)
+
+    def failure(self, name, what):
+        """Returns an error message with the last line of the task's log."""
+        log = self.log(name)
+        with open(log) as f:
+            lines = [line.strip() for line in f if line.strip()]
+        last = lines[-1] if lines else "(empty log)"
+        return f"{log}: expected {name} to run to the end, found {what}: {last}; see log"
+
+    def close(self):
+        """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
+
+        A task still there :data:`STOP_GRACE_S` seconds after its SIGTERM is
+        killed. When a ps has exited (it died, or its port was taken) the chief's
+        checkpoint cannot reach the variables, so the workers are killed at once
+        rather than left to wait out the grace on a ps that will not answer.
+        """
+        workers = [p for n, p in self.processes.items() if n.startswith("worker")]
+        ps = [p for n, p in self.processes.items() if n.startswith("ps")]
+        ps_gone = any(process.poll() is not None for process in ps)
+        for group, grace in ((workers, 0 if ps_gone else STOP_GRACE_S), (ps, STOP_GRACE_S)):
+            for process in group:
+                if process.poll() is None:
+                    process.terminate()
+            deadline = time.monotonic() + grace
+            for process in group:
+                try:
+                    process.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def memory_available(meminfo="/proc/meminfo"):
+    """Returns MemAvailable in bytes, or None where ``meminfo`` cannot be read."""
+    try:
+        with open(meminfo) as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
