@@ -38,7 +38,7 @@ import keras
 
 from experiments.bench import contenders as common
 from experiments.bench import gan, rnn_siamese, speed
-from experiments.harness import flags, rundir
+from experiments.harness import datasets, entry, flags, rundir, startup
 
 POLICY = "mixed_bfloat16"
 CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -176,9 +176,9 @@ def table_line(row, result):
 def main(argv=None):
     """Runs the bfloat16 rows alone, with the speed bench's flags."""
     args = flags.parse_args(speed.build_parser(), argv)
-    args.rounds, args.warmup = speed.rounds_and_warmup(args)
+    startup.import_tensorflow()
     run = None if args.json else rundir.run_dir(args, "bench")
-    data = flags.load_data(args, validation=0)
+    data = datasets.load(args, validation=0)
     train = data.train if data.train.num_examples else data.test
     results = bench(train, args, speed.timed, speed.ratios)
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
@@ -186,4 +186,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    flags.entry_point(main)
+    entry.entry_point(main)
