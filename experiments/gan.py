@@ -163,16 +163,20 @@ def run_variant(variant, args, data, run, classifier, real):
     """
     import tensorflow as tf
 
-    from experiments.harness.train import train_updates
+    from experiments.harness.train import loss_scaled, train_updates
     from zoo.models.gan import ARCHITECTURES
     from zoo.training.gan import gan_update
 
     generator_hidden, discriminator_hidden = widths(args.architecture, args.hidden)
+    d_optimizer, g_optimizer = (
+        loss_scaled(tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1), args)
+        for _ in range(2)
+    )
     update_fn = gan_update(
         args.batch_size,
         args.noise_dim,
-        tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
-        tf.compat.v1.train.AdamOptimizer(args.learning_rate, beta1=BETA1),
+        d_optimizer,
+        g_optimizer,
         scope="gan",
         average_decay=args.average_decay,
         shared=variant == "shared",

@@ -313,7 +313,7 @@ def build_parser():
         help="timed steps per contender of the GAN (batch 64; one of its steps is a "
         "discriminator's and a generator's update); --quick: 32",
     )
-    flags.add_loop_flags(p, xla=True)
+    flags.add_loop_flags(p, xla=True, precision=False)
     p.add_argument(
         "--rounds",
         type=int,

@@ -36,7 +36,7 @@ import sys
 from experiments.harness import record
 from layers.checks import choice_problem, int_problem, number_problem
 from layers.errors import ZooError
-from zoo.constants import BATCH_WINDOW
+from zoo.constants import BATCH_WINDOW, PRECISION_POLICIES
 from zoo.data import DATASETS, DataIdentity, identify
 
 MAX_INT = 2**31 - 1
@@ -600,14 +600,18 @@ def chosen_variants(args, variants):
     return (args.variant,) if args.variant in variants else tuple(variants)
 
 
-def add_loop_flags(p, steps_per_run=32, xla=False):
-    """Adds ``--steps-per-run K`` and ``--xla``/``--no-xla`` (see :mod:`.train`).
+def add_loop_flags(p, steps_per_run=32, xla=False, precision=True):
+    """Adds ``--steps-per-run K``, ``--xla``/``--no-xla`` and ``--precision`` (see
+    :mod:`.train`).
 
     Args:
         p: the parser of :func:`parser`.
         steps_per_run: default K.
         xla: compile by default (where it was measured to pay off: the
             autoencoder, the siamese towers and the RNN).
+        precision: add ``--precision`` (one of ``zoo.constants.PRECISION_POLICIES``,
+            default float32), which :mod:`.train` builds the variant under; False
+            for a script that trains outside :mod:`.train` (a benchmark).
     """
     p.add_argument(
         "--steps-per-run",
@@ -627,3 +631,12 @@ def add_loop_flags(p, steps_per_run=32, xla=False):
         "default, by a margin that depends on the CPU; docs/training.md); "
         "the numbers equal the uncompiled ones up to float round-off",
     )
+    if precision:
+        p.add_argument(
+            "--precision",
+            choices=tuple(PRECISION_POLICIES),
+            default="float32",
+            help="the precision policy the model is built and evaluated in "
+            "(zoo.training.precision; variables stay float32); mixed_float16 scales "
+            "the loss, and without a GPU it is emulated (docs/precision.md)",
+        )

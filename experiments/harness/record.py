@@ -23,6 +23,10 @@ from layers.errors import ZooError
 RECORD = "run.json"
 # Flags that say where and how to (re)start, not what the run is: never recorded.
 UNRECORDED = frozenset({"help", "resume", "out", "overwrite", "quick"})
+EMULATED_FLOAT16 = (
+    "mixed_float16 without a GPU: this CPU has no float16 products (oneDNN has no "
+    "float16 kernels here), TensorFlow emulates them: correct, slow"
+)
 
 
 def jsonable(value):
@@ -118,6 +122,8 @@ def write(run, settings, resume):
         "code_version": code_version(),
         "machine": machine(),
     }
+    if "precision" in settings.flags:
+        this["precision"] = precision(settings.flags["precision"])
     flags = {dest: settings.flags[dest] for dest in settings.recorded}
     if resume and settings.record:
         record = {**settings.record, "flags": jsonable(flags)}
@@ -133,6 +139,20 @@ def write(run, settings, resume):
         }
     run.write_json(RECORD, record)
     return record
+
+
+def precision(policy):
+    """Returns what run.json says of the run's ``--precision`` on this machine.
+
+    Returns:
+        ``{"policy": policy, "emulated": ...}``: ``emulated`` is
+        :data:`EMULATED_FLOAT16` for ``mixed_float16`` on a machine without a GPU
+        (its CPU has no float16 products), else None.
+    """
+    tf = sys.modules.get("tensorflow")
+    gpu = bool(tf and tf.config.list_physical_devices("GPU"))
+    emulated = policy == "mixed_float16" and not gpu
+    return {"policy": policy, "emulated": EMULATED_FLOAT16 if emulated else None}
 
 
 def now():

@@ -283,7 +283,8 @@ def run_dir(settings, experiment, lock=True):
     A new run writes ``run.json`` (experiment, every flag, the data's identity,
     code version, machine, command) and locks the directory; a resumed one
     (``--resume``, already checked and merged by :func:`.flags.parse_args`)
-    appends to run.json's ``resumes``.
+    appends to run.json's ``resumes``. A ``--precision mixed_float16`` run
+    without a GPU is told that float16 is emulated (run.json says so too).
 
     Args:
         settings: the run's :class:`experiments.harness.flags.Settings` (every
@@ -311,6 +312,8 @@ def run_dir(settings, experiment, lock=True):
             run.path, every=values["checkpoint_every"], resume=resume, command=run.command
         )
     run.record = record.write(run, settings, resume)
+    if "precision" in values and record.precision(values["precision"])["emulated"]:
+        print(f"warning: {record.EMULATED_FLOAT16}")
     return run
 
 

@@ -5,7 +5,10 @@ same way: a graph of its own seeded with ``--seed``, the training split in
 batches read inside the graph (:class:`zoo.data.batches.GraphBatches`, from its
 first batch, so every variant sees the same batches), ``--steps-per-run`` steps
 per ``session.run`` compiled with ``--xla``, the library loop with the run's
-checkpointer (``--resume``), then the variant's own evaluation.
+checkpointer (``--resume``), then the variant's own evaluation. The step and the
+evaluation are built under ``--precision`` (:func:`zoo.training.precision.policy`);
+under ``mixed_float16`` :func:`train_variant`'s optimizer scales the loss
+(:func:`loss_scaled`, which a ``train_updates`` script applies to its own).
 :func:`train_variant` trains a loss with an optimizer
 (:func:`zoo.training.repeat_step`); :func:`train_updates` any step that builds
 its own updates (:func:`zoo.training.repeat_updates`: a GAN's discriminator
@@ -40,6 +43,8 @@ from experiments.harness import entry
 from layers.checks import int_problem, require
 from zoo import training
 from zoo.data.batches import GraphBatches
+from zoo.training import precision
+from zoo.training.loss_scale import LossScaleOptimizer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +88,7 @@ def train_variant(
     Args:
         variant: the variant's name (progress bar, checkpoints, TensorBoard).
         args: the parsed flags (``--steps``, ``--batch-size``, ``--seed``,
-            ``--steps-per-run``, ``--xla``).
+            ``--steps-per-run``, ``--xla``, ``--precision``).
         data: the :class:`zoo.data.DataSets`; training reads ``data.train``.
         run: the :class:`experiments.harness.rundir.RunDir` (its checkpointer
             resumes an interrupted run exactly).
@@ -95,7 +100,8 @@ def train_variant(
             step increments and checkpoints keep.
         evaluation: called with no argument in the variant's graph once the
             training step is built; builds what evaluation reads (with
-            ``reuse=True``) and returns ``evaluate(session) -> (metrics, shown)``,
+            ``reuse=True``, under the same precision policy) and returns
+            ``evaluate(session) -> (metrics, shown)``,
             run after training: ``metrics`` a dict that goes into the result
             (its numbers, and the numbers of its dicts, to TensorBoard too),
             ``shown`` whatever the figures need.
@@ -117,7 +123,7 @@ def train_variant(
             chosen = optimizer(global_step)
         return training.repeat_step(
             loss_fn,
-            chosen,
+            loss_scaled(chosen, args),
             batches,
             args.steps_per_run,
             global_step=global_step,
@@ -144,7 +150,8 @@ def train_updates(
     As :func:`train_variant`, for a step that is more than one optimizer's
     update: ``update_fn(images, labels) -> (update op, scalar loss, {name:
     scalar})`` (:func:`zoo.training.repeat_updates`; a GAN's is
-    :func:`zoo.training.gan.gan_update`). With ``evaluations``, the run is cut
+    :func:`zoo.training.gan.gan_update`), whose optimizers the script passes
+    through :func:`loss_scaled`. With ``evaluations``, the run is cut
     into that many even chunks (:func:`boundaries`), each its own loop
     (progress bar and checkpoint ``<variant>-<last step>``, losses logged every
     ``log_period`` of its length), and ``evaluate`` runs at step 0 and after each
@@ -180,6 +187,14 @@ def train_updates(
 
     settings = _Variant(variant, args, data, run, log_period, session_config)
     return _train_and_evaluate(settings, build_step, evaluation, evaluations)
+
+
+def loss_scaled(optimizer, args):
+    """Returns ``optimizer`` wrapped in a :class:`LossScaleOptimizer` under
+    ``--precision mixed_float16`` (whose gradients underflow without it), else as is."""
+    if args.precision == "mixed_float16":
+        return LossScaleOptimizer(optimizer)
+    return optimizer
 
 
 def boundaries(steps, evaluations):
@@ -248,14 +263,16 @@ def _train_and_evaluate(variant, build_step, evaluation, evaluations):
 
 
 def _build(variant, build_step, evaluation):
-    """Builds the variant's graph: seed, batches, step, evaluation, initializer."""
+    """Builds the variant's graph: seed, batches, step and evaluation (under
+    ``--precision``), initializer."""
     args = variant.args
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(args.seed)
         batches = GraphBatches(variant.data.train, args.batch_size)
-        step = build_step(batches)
-        evaluate = evaluation()
+        with precision.policy(args.precision):
+            step = build_step(batches)
+            evaluate = evaluation()
         parameters = sum(int(np.prod(v.shape)) for v in tf.compat.v1.trainable_variables())
         init = tf.compat.v1.global_variables_initializer()
         writer = variant.run.summary_writer(variant.name, graph=graph)
@@ -346,6 +363,7 @@ def _settings(args, log_every):
         "batch_size": args.batch_size,
         "steps_per_run": args.steps_per_run,
         "xla": args.xla,
+        "precision": args.precision,
         "seed": args.seed,
         "log_every": log_every,
     }
