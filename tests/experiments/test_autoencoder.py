@@ -182,3 +182,27 @@ def test_help_documents_every_flag(capsys):
 @pytest.mark.parametrize("steps, period", [(10001, 1000), (5000, 1000), (300, 60), (3, 1)])
 def test_log_period(steps, period):
     assert entry.log_period(steps) == period
+
+
+def test_precision_is_recorded_and_a_resume_keeps_it(tiny_data_dir, tmp_path):
+    out = tmp_path / "run"
+    argv = ["--data-dir", tiny_data_dir, "--validation", "0", "--steps", "4"]
+    argv += ["--batch-size", "8", "--variant", "tied", "--no-xla"]
+    autoencoder.main([*argv, "--precision", "mixed_float16", "--out", str(out)])
+    result = json.loads((out / "results.json").read_text())["variants"]["tied"]
+    assert result["precision"] == "mixed_float16" and math.isfinite(result["test_loss"])
+    record = json.loads((out / "run.json").read_text())
+    assert record["flags"]["precision"] == "mixed_float16"
+    emulated = record["started"]["precision"]["emulated"]
+    gpu = bool(tf.config.list_physical_devices("GPU"))
+    assert (emulated is None) if gpu else ("emulates" in emulated)
+    with pytest.raises(
+        ZooError,
+        match=r"expected --precision 'mixed_float16' as the run was started with "
+        r"\(run.json\), found --precision 'float32'",
+    ):
+        autoencoder.main(["--resume", str(out), "--precision", "float32"])
+    (checkpoint,) = (out / "checkpoints").glob("*tied.npz")
+    with np.load(checkpoint) as saved:  # float32 variables, and the loss scale
+        assert saved["var:autoencoder/encoder/W"].dtype == np.float32
+        assert saved["var:loss_scale/scale"] >= 1.0
