@@ -173,9 +173,12 @@ def table_line(row, result):
     )
 
 
+build_parser = speed.build_parser  # the bfloat16 rows take the speed bench's flags
+
+
 def main(argv=None):
     """Runs the bfloat16 rows alone, with the speed bench's flags."""
-    args = flags.parse_args(speed.build_parser(), argv)
+    args = flags.parse_args(build_parser(), argv)
     startup.import_tensorflow()
     run = None if args.json else rundir.run_dir(args, "bench")
     data = datasets.load(args, validation=0)
