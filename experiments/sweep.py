@@ -23,13 +23,11 @@ Files in the run directory:
 * ``sweep.png``: validation accuracy and setup time per configuration, both ways.
 """
 
-import contextlib
-import itertools
 import time
 
 import numpy as np
 
-from experiments.harness import datasets, entry, figures, flags, rundir, startup
+from experiments.harness import entry, figures, flags, rundir
 from zoo.data import N_CLASSES, N_PIXELS
 
 # The grid: hyperparameter -> its flag, default values, range of each value, help.
@@ -49,95 +47,44 @@ GRID = {
 }  # fmt: skip
 
 
-class Network:
-    """The MLP classifier, its SGD step and its hyperparameters in a finalized graph.
+def build_network(hidden, seed, **values):
+    """Returns the MLP classifier and its SGD step in a finalized graph with a session.
+
+    The graph is a :class:`zoo.training.hparams.SweepGraph` (its hyperparameters
+    :class:`zoo.HParams` inputs, its starting weights kept); its ``built`` is
+    ``(x, y, model, train_op)``: the placeholders, the classifier, the SGD step.
 
     Args:
         hidden: widths of the hidden layers.
         seed: graph-level seed: two networks built with one seed start from the
             same weights and draw the same dropout masks.
-        n_in: input width.
-        n_classes: number of classes.
         **values: initial ``learning_rate``, ``keep_prob`` and ``l2``.
 
     Raises:
         ZooError: a bad hyperparameter value.
     """
+    import tensorflow as tf
 
-    def __init__(self, hidden, seed, n_in=N_PIXELS, n_classes=N_CLASSES, **values):
-        import tensorflow as tf
+    from zoo.models import mlp_classifier
+    from zoo.training.hparams import SweepGraph
 
-        from zoo.models import mlp_classifier
-        from zoo.training.hparams import HParams
-
-        v1 = tf.compat.v1
-        self.graph = tf.Graph()
-        with self.graph.as_default():
-            v1.set_random_seed(seed)
-            self.x = v1.placeholder(tf.float32, [None, n_in], name="x")
-            self.y = v1.placeholder(tf.float32, [None, n_classes], name="y")
-            self.hparams = HParams(**values)
-            self.model = mlp_classifier(
-                self.x,
-                self.y,
-                hidden=hidden,
-                l2=self.hparams["l2"],
-                keep_prob=self.hparams["keep_prob"],
-            )
-            optimizer = v1.train.GradientDescentOptimizer(self.hparams["learning_rate"])
-            self.train_op = optimizer.minimize(self.model.loss)
-            self.weights = v1.trainable_variables()
-            self._initial_values = [w.initial_value for w in self.weights]
-            self.init_op = v1.global_variables_initializer()
-        self.graph.finalize()
-        self.session = v1.Session(graph=self.graph)
-        self.start_weights = None
-
-    def restart(self, **values):
-        """Sets hyperparameters and re-initializes every variable to the same start.
-
-        The first call draws the starting weights; later calls feed them to the
-        variables' initializers, so every configuration starts alike, with no new op.
-
-        Raises:
-            ZooError: a bad hyperparameter (nothing changes then).
-        """
-        self.hparams.update(**values)
-        start = {}
-        if self.start_weights is not None:
-            start = dict(zip(self._initial_values, self.start_weights, strict=True))
-        self.session.run(self.init_op, start)
-        if self.start_weights is None:
-            self.start_weights = self.session.run(self.weights)
-
-    def feed(self, images, labels, **overrides):
-        """Returns the feed of one run: data and every hyperparameter."""
-        return self.hparams.feed({self.x: images, self.y: labels}, **overrides)
-
-    def accuracy(self, split):
-        """Returns the accuracy on a :class:`zoo.data.DataSet`, without dropout."""
-        feed = self.feed(split.images, split.labels, keep_prob=1.0)
-        return float(self.session.run(self.model.accuracy, feed))
-
-    def weight_change(self):
-        """Returns ||weights - start weights|| / ||start weights|| over all variables."""
-        now = self.session.run(self.weights)
-        moved = sum(
-            np.sum((a - b) ** 2) for a, b in zip(now, self.start_weights, strict=True)
+    def build(hparams):
+        x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
+        y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y")
+        model = mlp_classifier(
+            x, y, hidden=hidden, l2=hparams["l2"], keep_prob=hparams["keep_prob"]
         )
-        size = sum(np.sum(b**2) for b in self.start_weights)
-        return float(np.sqrt(moved / size))
+        sgd = tf.compat.v1.train.GradientDescentOptimizer(hparams["learning_rate"])
+        return x, y, model, sgd.minimize(model.loss)
 
-    def close(self):
-        """Closes the session."""
-        self.session.close()
+    return SweepGraph(build, seed, **values)
 
 
 def run_configuration(network, config, data, args, setup_start, checkpointer=None):
     """Restarts ``network`` with ``config``, trains it and evaluates it.
 
     Args:
-        network: a :class:`Network`.
+        network: a :func:`build_network`.
         config: ``{"learning_rate": ..., "keep_prob": ..., "l2": ...}``.
         data: :class:`zoo.data.DataSets`; training restarts at its first batch.
         args: the parsed flags (``steps``, ``batch_size``).
@@ -152,31 +99,37 @@ def run_configuration(network, config, data, args, setup_start, checkpointer=Non
     """
     from zoo import training
 
+    x, y, model, train_op = network.built
     network.restart(**config)
     setup_seconds = time.perf_counter() - setup_start
     data.train.restore({"epoch": 0, "position": 0})
     start = time.perf_counter()
     logged, _ = training.train_loop(
         network.session,
-        network.train_op,
-        network.model.loss,
+        train_op,
+        model.loss,
         data.train,
         args.steps,
         args.batch_size,
-        network.feed,
+        lambda images, labels: network.feed({x: images, y: labels}),
         log_every=max(1, args.steps // 10),
         desc=" ".join(f"{name}={value:g}" for name, value in config.items()),
         checkpointer=checkpointer,
         nan_guard=False,  # a diverging configuration is a result, not a failure
     )
+
+    def accuracy(split):  # without dropout
+        feeds = {x: split.images, y: split.labels}
+        return float(network.run(model.accuracy, feeds, keep_prob=1.0))
+
     return {
         "setup_seconds": setup_seconds,
         "train_seconds": time.perf_counter() - start,
         "first_loss": logged[0][1],
         "last_loss": logged[-1][1],
-        "validation_accuracy": network.accuracy(data.validation),
-        "test_accuracy": network.accuracy(data.test),
-        "weight_change": network.weight_change(),
+        "validation_accuracy": accuracy(data.validation),
+        "test_accuracy": accuracy(data.test),
+        "weight_change": network.relative_change(),
     }
 
 
@@ -190,9 +143,9 @@ def sweep_one_graph(configurations, data, args, checkpointer=None):
         :func:`run_configuration` dicts.
     """
     start = time.perf_counter()
-    network = Network(flags.integers(args.hidden), args.seed, **configurations[0])
+    network = build_network(flags.integers(args.hidden), args.seed, **configurations[0])
     build_seconds = time.perf_counter() - start
-    with contextlib.closing(network):
+    with network:
         results = [
             run_configuration(
                 network, config, data, args, time.perf_counter(), checkpointer
@@ -213,9 +166,7 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
     results = []
     for config in configurations:
         setup_start = time.perf_counter()
-        with contextlib.closing(
-            Network(flags.integers(args.hidden), args.seed, **config)
-        ) as network:
+        with build_network(flags.integers(args.hidden), args.seed, **config) as network:
             results.append(
                 run_configuration(network, config, data, args, setup_start, checkpointer)
             )
@@ -229,10 +180,9 @@ def grid(args):
     each by the range that :data:`zoo.training.hparams.KINDS` gives it (which
     ``HParams`` checks again), so a bad value is refused before TensorFlow starts.
     """
-    axes = {name: list(flags.reals(args.flags[name])) for name in GRID}
-    return [
-        dict(zip(axes, point, strict=True)) for point in itertools.product(*axes.values())
-    ]
+    from zoo.training import hparams
+
+    return hparams.hparam_grid(**{name: flags.reals(args.flags[name]) for name in GRID})
 
 
 def plot(rows):
@@ -270,8 +220,8 @@ def summarize(configurations, build_seconds, one_graph, rebuild, totals):
         row.update({f"{key}_one_graph": value for key, value in first.items()})
         row.update({f"{key}_rebuild": value for key, value in second.items()})
         rows.append(row)
-    setup_one = float(np.mean([r["setup_seconds"] for r in one_graph]))
-    setup_rebuild = float(np.mean([r["setup_seconds"] for r in rebuild]))
+    setups = [[r["setup_seconds"] for r in runs] for runs in (one_graph, rebuild)]
+    setup_one, setup_rebuild = (float(np.mean(seconds)) for seconds in setups)
     best = max(rows, key=lambda r: r["validation_accuracy_one_graph"])
     results = {
         "configurations": rows,
@@ -279,14 +229,10 @@ def summarize(configurations, build_seconds, one_graph, rebuild, totals):
         "setup_seconds_rebuild": setup_rebuild,
         "setup_speedup": setup_rebuild / setup_one,
         # the median ignores the first run's kernel creation and a busy machine's spikes
-        "setup_speedup_median": float(
-            np.median([r["setup_seconds"] for r in rebuild])
-            / np.median([r["setup_seconds"] for r in one_graph])
-        ),
+        "setup_speedup_median": float(np.median(setups[1]) / np.median(setups[0])),
         "build_seconds_one_graph": build_seconds,
-        "setup_total_seconds_one_graph": build_seconds
-        + sum(r["setup_seconds"] for r in one_graph),
-        "setup_total_seconds_rebuild": sum(r["setup_seconds"] for r in rebuild),
+        "setup_total_seconds_one_graph": build_seconds + sum(setups[0]),
+        "setup_total_seconds_rebuild": sum(setups[1]),
         "total_seconds_one_graph": totals[0],
         "total_seconds_rebuild": totals[1],
         "best": {
@@ -321,17 +267,13 @@ def build_parser():
 
 def main(argv=None):
     """Runs both sweeps and writes results.json, results.csv and sweep.png."""
-    args = flags.parse_args(build_parser(), argv)
-    startup.import_tensorflow()
+    args, data, run = rundir.start_with_tensorflow(build_parser(), argv, "sweep")
     configurations = grid(args)
-    run = rundir.run_dir(args, "sweep")
-    data = datasets.load(args)
-    checkpointer = run.checkpointer
 
     start = time.perf_counter()
-    build_seconds, one_graph = sweep_one_graph(configurations, data, args, checkpointer)
+    build_seconds, one_graph = sweep_one_graph(configurations, data, args, run.checkpointer)
     middle = time.perf_counter()
-    rebuild = sweep_rebuild(configurations, data, args, checkpointer)
+    rebuild = sweep_rebuild(configurations, data, args, run.checkpointer)
     totals = (middle - start, time.perf_counter() - middle)
 
     results, rows = summarize(configurations, build_seconds, one_graph, rebuild, totals)

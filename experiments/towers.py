@@ -34,11 +34,8 @@ Writes ``results.json``, ``loss_curves.png``, ``accuracy_and_speed.png`` and Ten
 events under ``tensorboard/<variant>/`` into the run directory.
 """
 
-import numpy as np
-
 from experiments.harness import classifiers, entry, figures, flags, rundir
 from layers.errors import ZooError
-from zoo.data import N_CLASSES, N_PIXELS
 
 MODES = classifiers.BATCH_NORM
 COMPARE_STEPS = 1  # steps of the one-tower-vs-N-towers comparison: one gradient's round-off
@@ -115,8 +112,8 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
     from experiments.harness.train import train_variant
     from zoo.parallel import towers as zoo_towers
 
-    kwargs = {"filters": flags.integers(args.filters), "batch_norm": mode != "none"}
-    towers_loss = classifiers.towers_loss(mode, towers, kwargs["filters"])
+    filters = flags.integers(args.filters)
+    towers_loss = classifiers.towers_loss(mode, towers, filters)
 
     def loss_fn(images, labels):
         if reordered:
@@ -131,103 +128,32 @@ def run_variant(mode, towers, args, data, run, steps=None, reordered=False):
         run,
         loss_fn=loss_fn,
         optimizer=tf.compat.v1.train.MomentumOptimizer(args.learning_rate, MOMENTUM),
-        evaluation=lambda: evaluation(data.test, kwargs),
+        evaluation=lambda: classifiers.towers_evaluation(
+            data.test, mode, filters, EVAL_CHUNK, slots=(OPTIMIZER_SLOT,)
+        ),
         log_period=LOG_PERIOD,
         session_config=zoo_towers.session_config(towers),
     )
 
 
-def evaluation(test, kwargs):
-    """Builds the classifier again (``reuse=True``, ``training=False``).
+def summarize(results, weights):
+    """The comparisons of results.json: batch norm against none, per-tower against sync."""
+    from experiments.harness.train import first_step_reaching
+    from zoo.parallel.towers import largest_difference, statistics_differences
 
-    Returns:
-        ``evaluate(session) -> ({"test_accuracy"}, weights)``.
-    """
-    import tensorflow as tf
-
-    from experiments.harness.train import run_in_chunks
-    from zoo.models.bn_conv import bn_conv_classifier
-
-    x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
-    y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
-    with tf.compat.v1.variable_scope(classifiers.TOWERS_SCOPE, reuse=True):
-        net = bn_conv_classifier(x, y, scope="net", reuse=True, training=False, **kwargs)
-    variables = {
-        v.op.name: v
-        for v in tf.compat.v1.global_variables(f"{classifiers.TOWERS_SCOPE}/")
-        if not v.op.name.endswith(f"/{OPTIMIZER_SLOT}")
-    }
-
-    def evaluate(session):
-        chunks = run_in_chunks(
-            session, net.accuracy, {x: test.images, y: test.labels}, EVAL_CHUNK
-        )
-        accuracy = sum(value * size for value, size in chunks) / test.num_examples
-        return {"test_accuracy": accuracy}, session.run(variables)
-
-    return evaluate
-
-
-def differences(a, b):
-    """``{name: largest absolute difference}`` of two ``{name: array}``, same names."""
-    return {name: float(np.abs(a[name] - b[name]).max()) for name in a}
-
-
-def largest_difference(a, b):
-    """The largest absolute difference between two ``{name: array}`` of the same names."""
-    return max(differences(a, b).values())
-
-
-def steps_to_reach(result, target):
-    """The first logged step whose batch accuracy (mean of the last 4 logged) reaches
-    ``target``, or None."""
-    logged = result["batch_accuracy"]
-    for i, (step, _) in enumerate(logged):
-        window = [value for _, value in logged[max(0, i - SMOOTHING + 1) : i + 1]]
-        if np.mean(window) >= target:
-            return step
-    return None
-
-
-def statistics_difference(a, b):
-    """Largest absolute differences of the moving statistics of two weight dicts."""
-    diffs = differences(a, b)
-    return {
-        kind: max((d for name, d in diffs.items() if name.endswith(kind)), default=None)
-        for kind in ("moving_mean", "moving_variance")
-    }
-
-
-def summarize(results, weights, compared, floor, largest_at, args):
-    """The comparisons of results.json: towers against one, batch norm against none."""
     counts = sorted({towers for _, towers in results})
     many = [towers for towers in counts if towers > 1]
     modes = sorted({mode for mode, _ in results}, key=MODES.index)
     summary = {}
-    if compared:
-        summary["equal_to_one_tower"] = {
-            "steps": COMPARE_STEPS,
-            **{mode: max(diffs.values()) for mode, diffs in compared.items()},
-            "per_tower_count": compared,
-            "largest_variable": largest_at,
-            "round_off_floor": floor,
-            "after_all_steps": {
-                mode: {
-                    str(towers): largest_difference(weights[mode, 1], weights[mode, towers])
-                    for towers in many
-                }
-                for mode in modes
-                if (mode, 1) in weights
-            },
-        }
-    target = TARGET_ACCURACY
     summary["batch_norm_vs_none"] = {
         str(towers): {
-            "target_batch_accuracy": target,
+            "target_batch_accuracy": TARGET_ACCURACY,
             **{
                 mode: {
                     "test_accuracy": results[mode, towers]["test_accuracy"],
-                    "steps_to_reach_target": steps_to_reach(results[mode, towers], target),
+                    "steps_to_reach_target": first_step_reaching(
+                        results[mode, towers]["batch_accuracy"], TARGET_ACCURACY, SMOOTHING
+                    ),
                 }
                 for mode in modes
             },
@@ -239,7 +165,7 @@ def summarize(results, weights, compared, floor, largest_at, args):
             str(towers): {
                 "test_accuracy_difference": results["per-tower", towers]["test_accuracy"]
                 - results["sync", towers]["test_accuracy"],
-                "moving_statistics_largest_difference": statistics_difference(
+                "moving_statistics_largest_difference": statistics_differences(
                     weights["per-tower", towers], weights["sync", towers]
                 ),
                 "weights_largest_difference": largest_difference(
@@ -255,18 +181,24 @@ def summarize(results, weights, compared, floor, largest_at, args):
     return summary
 
 
-def compare_to_one_tower(modes, counts, args, data, run):
-    """Compares N towers with one tower after ``COMPARE_STEPS`` steps.
+def compare_to_one_tower(modes, counts, weights, args, data, run):
+    """Compares N towers with one tower after ``COMPARE_STEPS`` steps and after all.
+
+    Args:
+        weights: ``{(mode, towers): {name: array}}`` after the full runs.
 
     Returns:
-        ``(compared, floor, largest_at)``: ``compared`` maps each mode to ``{N:
-        largest |weights of N towers - weights of one|}`` for every N > 1
-        (per-tower beside none and sync); ``floor`` maps each mode to the same
-        difference between one tower and one tower on the same batches with
-        their halves swapped (mathematically the same step: what float round-off
-        alone does); ``largest_at`` maps each mode to ``{N: the name of the
-        variable that differs most}``.
+        results.json's ``equal_to_one_tower``: the largest difference per mode,
+        ``per_tower_count`` maps each mode to ``{N: largest |weights of N towers -
+        weights of one|}`` for every N > 1 (per-tower beside none and sync);
+        ``round_off_floor`` maps each mode to the same difference between one tower
+        and one tower on the same batches with their halves swapped (mathematically
+        the same step: what float round-off alone does); ``largest_variable`` maps
+        each mode to ``{N: the name of the variable that differs most}``;
+        ``after_all_steps`` to ``{N: the difference after the full runs}``.
     """
+    from zoo.parallel.towers import largest_difference, weight_differences
+
     compared, floor, largest_at = {}, {}, {}
     steps = COMPARE_STEPS
     for mode in modes:
@@ -274,14 +206,29 @@ def compare_to_one_tower(modes, counts, args, data, run):
         compared[mode], largest_at[mode] = {}, {}
         for towers in counts:
             if towers > 1:
-                diffs = differences(
+                diffs = weight_differences(
                     one, run_variant(mode, towers, args, data, run, steps)[1]
                 )
                 compared[mode][str(towers)] = max(diffs.values())
                 largest_at[mode][str(towers)] = max(diffs, key=diffs.get)
         _, swapped = run_variant(mode, 1, args, data, run, steps, reordered=True)
         floor[mode] = largest_difference(one, swapped)
-    return compared, floor, largest_at
+    return {
+        "steps": steps,
+        **{mode: max(diffs.values()) for mode, diffs in compared.items()},
+        "per_tower_count": compared,
+        "largest_variable": largest_at,
+        "round_off_floor": floor,
+        "after_all_steps": {
+            mode: {
+                str(towers): largest_difference(weights[mode, 1], weights[mode, towers])
+                for towers in counts
+                if towers > 1
+            }
+            for mode in modes
+            if (mode, 1) in weights
+        },
+    }
 
 
 def accuracy_and_speed_figure(results):
@@ -315,12 +262,13 @@ def main(argv=None):
             results[mode, towers], weights[mode, towers] = run_variant(
                 mode, towers, args, data, run
             )
-    compared, floor, largest_at = {}, {}, {}
+    summary = {}
     if len(counts) > 1 or counts[0] > 1:
-        compared, floor, largest_at = compare_to_one_tower(modes, counts, args, data, run)
+        compared = compare_to_one_tower(modes, counts, weights, args, data, run)
+        summary["equal_to_one_tower"] = compared
+    summary.update(summarize(results, weights))
     named = {f"{mode}_x{towers}": r for (mode, towers), r in results.items()}
     title = "Towers: no batch norm, per-tower and synchronized statistics"
-    summary = summarize(results, weights, compared, floor, largest_at, args)
     label = "cross-entropy summed over the batch"
     run.write_ablation("towers", data, named, title, label, **summary)
     run.save_figure("accuracy_and_speed.png", accuracy_and_speed_figure(results))

@@ -32,7 +32,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.data.batches": ("GraphBatches",),
         "zoo.training.checkpoints": ("Checkpointer",),
         "zoo.training.gradients": ("GradientStep",),
-        "zoo.training.hparams": ("HParams",),
+        "zoo.training.hparams": ("HParams", "SameStart", "SweepGraph", "hparam_grid"),
         "zoo.training.loop": ("NonFiniteLossError", "train_loop", "run_steps"),
         "zoo.training.steps": ("repeat_step", "repeat_updates", "with_updates"),
         "zoo.training.precision": ("precision",),

@@ -38,7 +38,7 @@ import keras
 
 from experiments.bench import contenders as common
 from experiments.bench import gan, rnn_siamese, speed
-from experiments.harness import datasets, entry, flags, rundir, startup
+from experiments.harness import entry, rundir
 
 POLICY = "mixed_bfloat16"
 CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -173,13 +173,12 @@ def table_line(row, result):
     )
 
 
+build_parser = speed.build_parser  # the bfloat16 rows take the speed bench's flags
+
+
 def main(argv=None):
     """Runs the bfloat16 rows alone, with the speed bench's flags."""
-    args = flags.parse_args(speed.build_parser(), argv)
-    startup.import_tensorflow()
-    run = None if args.json else rundir.run_dir(args, "bench")
-    data = datasets.load(args, validation=0)
-    train = data.train if data.train.num_examples else data.test
+    args, run, _, train = speed.start_with_tensorflow(argv)
     results = bench(train, args, speed.timed, speed.ratios)
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
     return 0

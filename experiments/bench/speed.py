@@ -340,13 +340,24 @@ def build_parser():
     return p
 
 
-def main(argv=None):
-    """Runs the benchmark; see ``--help``."""
+def start_with_tensorflow(argv):
+    """Parses the bench's flags, starts TensorFlow, opens the run (none with ``--json``)
+    and loads the data.
+
+    Returns:
+        ``(settings, run or None, data, train)``: ``train`` the training split, or the
+        test split when the data has only that (the real MNIST test split).
+    """
     args = flags.parse_args(build_parser(), argv)
     startup.import_tensorflow()
     run = None if args.json else rundir.run_dir(args, "bench")
     data = datasets.load(args, validation=0)
-    train = data.train if data.train.num_examples else data.test
+    return args, run, data, data.train if data.train.num_examples else data.test
+
+
+def main(argv=None):
+    """Runs the benchmark; see ``--help``."""
+    args, run, data, train = start_with_tensorflow(argv)
     results = {
         "settings": {
             "dataset": data.name,

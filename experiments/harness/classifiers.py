@@ -1,6 +1,7 @@
 """The classifiers a script trains by name: ``--model mlp`` or ``--model conv``;
 the batch-norm conv classifier as towers (:func:`towers_loss`, whose tower counts
-:func:`check_tower_counts` checks).
+:func:`check_tower_counts` checks) and built once more to evaluate them
+(:func:`towers_evaluation`).
 
 ``experiments.ps`` and ``experiments.bench.gradients`` offer the same two networks;
 the names and what each builds are written here once::
@@ -13,6 +14,7 @@ Importing this module imports no TensorFlow; :func:`build` does.
 """
 
 from layers.errors import ZooError
+from zoo.data import N_CLASSES, N_PIXELS
 
 MODELS = ("mlp", "conv")
 
@@ -87,3 +89,48 @@ def towers_loss(batch_norm, towers, filters):
         batch_norm="sync" if batch_norm == "sync" else "per-tower",
         loss_reduction="sum",
     )
+
+
+def towers_evaluation(test, batch_norm, filters, chunk, slots=()):
+    """Builds :func:`towers_loss`' classifier again, on the towers' variables, to evaluate.
+
+    The build is outside the towers, under scope ``towers`` with ``reuse=True`` and
+    ``training=False`` (batch norm reads the moving statistics).
+
+    Args:
+        test: the :class:`zoo.data.DataSet` to evaluate on.
+        batch_norm, filters: as :func:`towers_loss`.
+        chunk: examples per evaluation run.
+        slots: the optimizer's slot names, left out of the weights (``("Momentum",)``).
+
+    Returns:
+        ``evaluate(session) -> ({"test_accuracy"}, weights)``, the weights a
+        ``{name: array}`` of the model's variables
+        (:func:`zoo.parallel.towers.scope_weights`).
+    """
+    import tensorflow as tf
+
+    from experiments.harness.train import mean_in_chunks
+    from zoo.models.bn_conv import bn_conv_classifier
+    from zoo.parallel.towers import scope_weights
+
+    x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
+    y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y_test")
+    with tf.compat.v1.variable_scope(TOWERS_SCOPE, reuse=True):
+        net = bn_conv_classifier(
+            x,
+            y,
+            scope="net",
+            reuse=True,
+            training=False,
+            filters=filters,
+            batch_norm=batch_norm != "none",
+        )
+    variables = scope_weights(TOWERS_SCOPE, slots=slots)
+
+    def evaluate(session):
+        feeds = {x: test.images, y: test.labels}
+        accuracy = mean_in_chunks(session, net.accuracy, feeds, chunk)
+        return {"test_accuracy": accuracy}, session.run(variables)
+
+    return evaluate

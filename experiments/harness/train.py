@@ -225,6 +225,35 @@ def run_in_chunks(session, fetches, feeds, chunk):
     ]
 
 
+def mean_in_chunks(session, fetch, feeds, chunk):
+    """Returns a per-example mean (an accuracy) over an evaluation set run in chunks.
+
+    Args:
+        session, feeds, chunk: as :func:`run_in_chunks`.
+        fetch: a scalar mean over a chunk's examples.
+
+    Returns:
+        The chunks' means weighted by their sizes: the mean over every example.
+    """
+    chunks = run_in_chunks(session, fetch, feeds, chunk)
+    return sum(value * size for value, size in chunks) / len(next(iter(feeds.values())))
+
+
+def first_step_reaching(logged, target, smoothing):
+    """Returns the first logged step whose smoothed value reaches ``target``, or None.
+
+    Args:
+        logged: ``[(step, value), ...]`` in order (a batch accuracy as logged).
+        target: the value to reach.
+        smoothing: how many logged values (the last ones up to each step) are averaged.
+    """
+    for i, (step, _) in enumerate(logged):
+        window = [value for _, value in logged[max(0, i - smoothing + 1) : i + 1]]
+        if np.mean(window) >= target:
+            return step
+    return None
+
+
 def _train_and_evaluate(variant, build_step, evaluation, evaluations):
     """Builds ``variant``'s graph around ``build_step(batches)``, trains, evaluates.
 

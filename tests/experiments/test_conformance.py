@@ -155,6 +155,7 @@ EXPERIMENTS = (
     Experiment("experiments.bench.gradients", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.towers", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.dqn", why="a benchmark: measures, never resumes"),
+    Experiment("experiments.bench.precision", why="a benchmark: measures, never resumes"),
 )  # fmt: skip
 
 # Keys of results.json (at any depth, matched whole) that a rerun may change and the
@@ -756,3 +757,14 @@ def test_the_page_s_make_target_runs_the_example(tmp_path):
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.split() == [".venv/bin/python", "-m", EXAMPLE.module, "--data-dir",
                                   "/d"]  # fmt: skip
+
+
+def test_the_worked_example_is_one_builder_and_one_short_script():
+    """docs/adding-a-model.md's promise: a new model is a builder plus a script of at
+    most 150 lines (what it does not write, it gets from the harness)."""
+    blocks = dict(
+        (block.split("\n", 1)[0], block)
+        for block in re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    )
+    script = blocks["# experiments/halves.py"].rstrip().split("\n")
+    assert "# zoo/models/halves.py" in blocks and len(script) <= 150

@@ -385,7 +385,7 @@ TASK = ["--job-name", "worker", "--task-index", "0"]
     [
         (["--cluster", "BAD", *TASK], None, "cluster: expected 'ps=host:port;worker="),
         (["--cluster", "ps=h:1;worker=h:99999", *TASK], None,
-         "cluster job 'worker': expected a port in 1..65535"),
+         "cluster job 'worker': expected the port of 'h:99999' to be an int in [1, 65535]"),
         (["--cluster", "ps=h:1;worker=h:2", "--job-name", "worker", "--task-index", "1"],
          None, "cluster: expected a task in {'ps': 1, 'worker': 1}"),
         ([], '{"cluster": {}}', "TF_CONFIG: expected JSON with 'cluster' and 'task'"),

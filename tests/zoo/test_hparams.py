@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from layers import EagerError, ZooError
 from zoo.models import mlp_classifier
-from zoo.training.hparams import HParams
+from zoo.training.hparams import HParams, SameStart, SweepGraph, hparam_grid
 
 v1 = tf.compat.v1
 
@@ -156,3 +156,81 @@ def test_eager_construction_raises():
     assert tf.executing_eagerly()
     with pytest.raises(EagerError, match=r"HParams: expected a graph .* found eager"):
         HParams(learning_rate=0.1)
+
+
+def quadratic(hp):
+    """One SGD step on l2 * ||w||^2 / 2 from a random start (w of 3 values)."""
+    w = v1.get_variable("w", [3], initializer=v1.random_normal_initializer())
+    loss = hp["l2"] * tf.nn.l2_loss(w)
+    step = v1.train.GradientDescentOptimizer(hp["learning_rate"]).minimize(loss)
+    return w, step
+
+
+def test_same_start_restarts_every_configuration_from_the_first_draw(graph):
+    hp = HParams(learning_rate=0.1, l2=1.0)
+    w, step = quadratic(hp)
+    start = SameStart()
+    graph.finalize()
+    with v1.Session() as session:
+        for lr in (0.1, 0.5, 0.0):
+            hp.update(learning_rate=lr)
+            start.restart(session)
+            np.testing.assert_array_equal(session.run(w), start.weights[0])
+            session.run(step, hp.feed())
+            expected = (1 - lr) * start.weights[0]  # the gradient of ||w||^2 / 2 is w
+            np.testing.assert_allclose(session.run(w), expected, rtol=1e-6)
+            # ||w - w0|| / ||w0|| = lr
+            np.testing.assert_allclose(start.relative_change(session), lr, rtol=1e-6)
+    assert start.variables == [w]
+
+
+def test_same_start_refuses_no_variables_eager_and_an_early_change(graph):
+    with pytest.raises(ZooError, match=r"SameStart: expected variables to restart, found"):
+        SameStart()
+    start = SameStart([v1.get_variable("w", [2])])
+    with v1.Session() as session:
+        with pytest.raises(ZooError, match=r"relative_change: expected starting weights"):
+            start.relative_change(session)
+
+
+def test_same_start_in_eager_mode_raises():
+    with pytest.raises(EagerError, match=r"SameStart: expected a graph .* found eager"):
+        SameStart()
+
+
+def test_a_sweep_graph_runs_a_grid_in_one_finalized_graph():
+    configurations = hparam_grid(learning_rate=[0.5, 0.0], l2=[1.0, 2.0])
+    assert configurations == [
+        {"learning_rate": 0.5, "l2": 1.0},
+        {"learning_rate": 0.5, "l2": 2.0},
+        {"learning_rate": 0.0, "l2": 1.0},
+        {"learning_rate": 0.0, "l2": 2.0},
+    ]
+    with SweepGraph(quadratic, seed=3, learning_rate=0.1, l2=1.0) as sweep:
+        w, step = sweep.built
+        n_ops = len(sweep.graph.get_operations())
+        for values in configurations:
+            sweep.restart(**values)
+            sweep.run(step)
+            moved = values["learning_rate"] * values["l2"]
+            np.testing.assert_allclose(sweep.relative_change(), moved, rtol=1e-6)
+            once_more = sweep.run(w, learning_rate=0.0)  # an override for one run
+            np.testing.assert_allclose(once_more, (1 - moved) * sweep.start.weights[0])
+        assert sweep.graph.finalized and len(sweep.graph.get_operations()) == n_ops
+        first = sweep.start.weights[0]
+    with SweepGraph(quadratic, seed=3, learning_rate=0.1, l2=1.0) as again:
+        again.restart()
+        np.testing.assert_array_equal(again.start.weights[0], first)  # one seed, one start
+    with pytest.raises(RuntimeError, match="closed Session"):
+        sweep.run(w)  # the context closed the session
+
+
+@pytest.mark.parametrize(
+    ("axes", "message"),
+    [({}, r"found no axis"), ({"l2": [0.1], "keep_prob": []}, r"found \['keep_prob'\]")],
+)
+def test_a_grid_without_values_is_refused(axes, message):
+    with pytest.raises(
+        ZooError, match=r"hparam_grid: expected at least one value .*" + message
+    ):
+        hparam_grid(**axes)

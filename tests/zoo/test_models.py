@@ -371,3 +371,18 @@ def test_conv_autoencoder_tied_reads_one_kernel_and_reuse_shares(graph):
     np.testing.assert_allclose(loss, expected, rtol=1e-5)
     with pytest.raises(ShapeError, match=r"a multiple of stride=2, found width 49"):
         conv_autoencoder(v1.placeholder(tf.float32, [None, 49]), scope="odd")
+
+
+def test_builders_build_no_optimizer_or_training_op():
+    """zoo/models/ holds networks and losses: training lives in zoo.training and zoo.rl
+    (their Usage docstrings may show a user's optimizer; the code calls none)."""
+    training_calls = {"minimize", "apply_gradients", "repeat_step", "repeat_updates"}
+    found = []
+    for path in sorted(pathlib.Path(zoo.models.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = getattr(func, "attr", getattr(func, "id", ""))
+                if name in training_calls or name.endswith("Optimizer"):
+                    found.append(f"{path.name}:{node.lineno} {name}")
+    assert found == []

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import pytest
 
-from layers import Conv2D, ReadOut
+from layers import Conv2D, Dense, ReadOut
 from layers.errors import ScopeError, ShapeError, ZooError
 from layers.normalization import BatchNorm, _current_settings
 from tests.conftest import tf
@@ -401,3 +401,39 @@ def test_an_ema_inside_the_towers_finds_tower_0s_shadow_variables(graph):
     names = [v.op.name for v in tf.compat.v1.global_variables()]
     assert names == ["net/w", "net/net/w/ExponentialMovingAverage"]  # one shadow
     assert len(applied) == 2  # an update per tower: build the EMA outside the towers
+
+
+def test_the_weights_of_two_towers_runs_are_compared_without_optimizer_slots(graph):
+    x = tf.compat.v1.placeholder(tf.float32, [BATCH, 2])
+
+    def model(inputs):
+        return tf.reduce_sum(Dense(BatchNorm(inputs, True).output, 2, 1, scope="fc").output)
+
+    loss, _ = towers.data_parallel(model, 2, scope="net")(x)
+    tf.compat.v1.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    tf.compat.v1.get_variable("elsewhere", [1])  # outside the scope: not a weight
+    weights = towers.scope_weights("net", slots=("Momentum",))
+    assert sorted(weights) == [
+        "net/bn/beta", "net/bn/gamma", "net/bn/moving_mean", "net/bn/moving_variance",
+        "net/fc/W", "net/fc/b",
+    ]  # fmt: skip
+    assert "net/fc/W/Momentum" in towers.scope_weights("net")
+    a = {name: RNG.normal(size=v.shape).astype(np.float32) for name, v in weights.items()}
+    b = {name: value.copy() for name, value in a.items()}
+    b["net/fc/W"][0, 0] += 0.25
+    b["net/bn/moving_variance"][1] -= 0.5
+    diffs = towers.weight_differences(a, b)
+    assert diffs == pytest.approx(
+        {
+            name: {"net/fc/W": 0.25, "net/bn/moving_variance": 0.5}.get(name, 0.0)
+            for name in a
+        }
+    )
+    assert towers.largest_difference(a, b) == pytest.approx(0.5)
+    assert towers.statistics_differences(a, b) == pytest.approx(
+        {"moving_mean": 0.0, "moving_variance": 0.5}
+    )
+    del b["net/fc/b"]
+    message = r"weight_differences: expected the same names .* found \['net/fc/b'\] in one"
+    with pytest.raises(ZooError, match=message):
+        towers.weight_differences(a, b)

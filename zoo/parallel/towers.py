@@ -30,12 +30,17 @@ Usage::
     with tf.compat.v1.Session(config=config) as session:
         towers.check_devices(session, 2)
         ...
+
+To check N towers against one tower, train both from the same start and compare the
+weights: :func:`scope_weights` fetches them, :func:`weight_differences`,
+:func:`largest_difference` and :func:`statistics_differences` compare two fetches.
 """
 
 import contextlib
 import contextvars
 import threading
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util  # no public XLA-context test
 
@@ -196,6 +201,67 @@ def data_parallel(
         return tf.identity(loss, name="towers_loss"), metrics
 
     return loss_fn
+
+
+def scope_weights(scope, slots=()):
+    """Returns ``{name: variable}`` of the global variables under ``scope``.
+
+    Args:
+        scope: the towers' variable scope (``data_parallel``'s ``scope=``).
+        slots: names of optimizer slots to leave out, e.g. ``("Momentum",)``: a
+            variable whose name ends in ``/<slot>`` is not a weight of the model.
+
+    Returns:
+        The dict, for ``session.run``: ``{name: array}`` of the model's weights.
+    """
+    return {
+        v.op.name: v
+        for v in tf.compat.v1.global_variables(f"{scope}/")
+        if not any(v.op.name.endswith(f"/{slot}") for slot in slots)
+    }
+
+
+def weight_differences(a, b):
+    """Returns ``{name: largest absolute difference}`` of two ``{name: array}``.
+
+    Raises:
+        ZooError: ``a`` and ``b`` name different variables.
+    """
+    if set(a) != set(b):
+        raise ZooError(
+            f"weight_differences: expected the same names in both, found "
+            f"{sorted(set(a) ^ set(b))} in one only; fetch both from the same model"
+        )
+    return {name: float(np.abs(a[name] - b[name]).max()) for name in a}
+
+
+def largest_difference(a, b):
+    """Returns the largest absolute difference between two ``{name: array}``.
+
+    Raises:
+        ZooError: as :func:`weight_differences`.
+    """
+    return max(weight_differences(a, b).values())
+
+
+def statistics_differences(a, b):
+    """Returns the largest absolute differences of batch norm's moving statistics.
+
+    Args:
+        a, b: ``{name: array}`` of two models' weights (:func:`scope_weights`).
+
+    Returns:
+        ``{"moving_mean": float, "moving_variance": float}`` (None where there is
+        no such variable).
+
+    Raises:
+        ZooError: as :func:`weight_differences`.
+    """
+    diffs = weight_differences(a, b)
+    return {
+        kind: max((d for name, d in diffs.items() if name.endswith(kind)), default=None)
+        for kind in ("moving_mean", "moving_variance")
+    }
 
 
 def _check_count(towers):
