@@ -144,6 +144,9 @@ def write(run, settings, resume):
 def precision(policy):
     """Returns what run.json says of the run's ``--precision`` on this machine.
 
+    Args:
+        policy: the flag's value, a name of ``zoo.constants.PRECISION_POLICIES``.
+
     Returns:
         ``{"policy": policy, "emulated": ...}``: ``emulated`` is
         :data:`EMULATED_FLOAT16` for ``mixed_float16`` on a machine without a GPU

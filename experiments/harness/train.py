@@ -190,8 +190,16 @@ def train_updates(
 
 
 def loss_scaled(optimizer, args):
-    """Returns ``optimizer`` wrapped in a :class:`LossScaleOptimizer` under
-    ``--precision mixed_float16`` (whose gradients underflow without it), else as is."""
+    """Returns the optimizer a run's ``--precision`` trains with.
+
+    Args:
+        optimizer: a ``tf.compat.v1.train.Optimizer``.
+        args: the run's settings (``--precision``).
+
+    Returns:
+        ``optimizer`` wrapped in a :class:`LossScaleOptimizer` under
+        ``mixed_float16`` (whose gradients underflow without it), else ``optimizer``.
+    """
     if args.precision == "mixed_float16":
         return LossScaleOptimizer(optimizer)
     return optimizer
