@@ -34,10 +34,7 @@ Run alone with the speed bench's flags::
 import contextlib
 import os
 
-import keras
-
-from experiments.bench import contenders as common
-from experiments.bench import gan, rnn_siamese, speed
+from experiments.bench import speed
 from experiments.harness import entry, rundir
 
 POLICY = "mixed_bfloat16"
@@ -65,6 +62,8 @@ def cpu_bf16_flags(cpuinfo="/proc/cpuinfo"):
 @contextlib.contextmanager
 def keras_policy(name):
     """Keras 3's global dtype policy ``name`` while the models are built."""
+    import keras  # here, not at import: --help answers without TensorFlow
+
     before = keras.mixed_precision.global_policy().name
     keras.mixed_precision.set_global_policy(name)
     try:
@@ -75,6 +74,9 @@ def keras_policy(name):
 
 def contenders(train, args):
     """Yields ``(row, {name: run(steps)}, steps)`` for every bfloat16 row."""
+    from experiments.bench import contenders as common
+    from experiments.bench import gan, rnn_siamese
+
     compiled = (False,) if args.quick else (False, True)
     k = args.steps_per_run
     for model, cases in speed.cases(args).items():
@@ -111,10 +113,12 @@ def contenders(train, args):
 
 def _runs(ours, keras_runs, ours_compiled, keras_compiled):
     """The contenders of one row: ours in float32 and bfloat16, Keras in bfloat16."""
+    from experiments.bench.rnn_siamese import xla_suffix
+
     runs = {}
     for label, policy in (("fp32", "float32"), ("bf16", POLICY)):
         for xla in ours_compiled:
-            runs[f"ours_{label}_{rnn_siamese.xla_suffix(xla)}"] = ours(policy, xla)
+            runs[f"ours_{label}_{xla_suffix(xla)}"] = ours(policy, xla)
     with keras_policy(POLICY):
         for suffix, keras_run in keras_runs.items():
             for xla in keras_compiled:
