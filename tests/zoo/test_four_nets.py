@@ -117,10 +117,10 @@ def moving(variables):
 
 def assert_restored(name, variables, checkpoint, found, expected):
     """Every variable holds its checkpoint entry bit for bit; the output equals the
-    graph program's: exactly, and for ``resnet_v1_50`` to float round-off (TensorFlow
-    fuses its convolutions with the batch norm's scale and offset in one way in a
-    Session, another in ``tf.function`` and none eagerly; at initialization, scale 1
-    and offset 0, the outputs are equal bit for bit)."""
+    graph program's: exactly, and for ``resnet_v1_50`` to float round-off (the weights
+    equal, a Session, ``tf.function`` and eager mode compute its trained batch norms'
+    convolutions differently; at initialization, scale 1 and offset 0, its outputs are
+    equal bit for bit; docs/migrating.md)."""
     reader = tf.train.load_checkpoint(checkpoint)
     for entry, variable in variables.items():
         np.testing.assert_array_equal(variable.numpy(), reader.get_tensor(entry))
