@@ -400,3 +400,14 @@ def test_tf1_layer_regularizers_count_once_per_variable_in_graph_share_and_keras
                 variable.load(values[name], session)
             graph_values = session.run(losses)
     np.testing.assert_allclose(sorted(graph_values), sorted(expected), rtol=1e-5)
+
+
+def test_tf1_membership_tests_of_variables_run_eagerly_in_tf_function_and_keras():
+    x = images(rows=2, width=tf1_code.WIDTH)
+    eager = share(tf1_code.collected_pair, "collected_eager")
+    traced = tf.function(share(tf1_code.collected_pair, "collected_traced"))
+    layer = ZooLayer(tf1_code.collected_pair)
+    model = keras.Sequential([keras.Input((tf1_code.WIDTH,)), layer])
+    for outputs in (eager(x), eager(x), traced(x), layer(x), model.predict(x, verbose=0)):
+        np.testing.assert_allclose(outputs, 6 * x, rtol=1e-6)
+    assert tf.constant([1.0, 2.0]).__eq__(tf.constant([1.0, 2.0])).shape == (2,)  # back

@@ -9,6 +9,7 @@ import pytest
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "migrating.md"
 SIZES = "STEPS, FINE_TUNE, BATCH = 1000, 100, 128"
+SLIM_SIZES = "SLIM_STEPS, SLIM_FIT = 300, 50"
 
 
 def doc_blocks():
@@ -19,8 +20,12 @@ def doc_blocks():
 def run_doc(data_dir, sizes):
     """Runs the page's code with another data directory and sizes; returns its names."""
     code = "\n".join(doc_blocks())
-    assert SIZES in code and 'DATA_DIR = "/usr/share/datasets/fashion-mnist"' in code
-    code = code.replace(SIZES, sizes)
+    assert (
+        SIZES in code
+        and SLIM_SIZES in code
+        and 'DATA_DIR = "/usr/share/datasets/fashion-mnist"' in code
+    )
+    code = code.replace(SIZES, sizes).replace(SLIM_SIZES, "SLIM_STEPS, SLIM_FIT = 4, 2")
     code = code.replace("/usr/share/datasets/fashion-mnist", data_dir)
     filename = "<docs/migrating.md>"  # autograph reads tf.function sources from here
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -66,3 +71,15 @@ def check_cnn(names):
     restored = dict(names["root_restore"].report.restored)
     assert [restored[name] for name in moving] == [f"cnn/{name}" for name in moving]
     assert names["moved"] > 0 and (pathlib.Path("cnn.keras")).exists()
+    check_slim_resnet(names)
+
+
+def check_slim_resnet(names):
+    """The TF-Slim ResNet: every backbone variable restored, the features exactly."""
+    backbone = names["backbone"]
+    assert len(names["resnet_restore"].restored) == len(backbone.variable_names) > 20
+    assert not any("logits" in name for name in backbone.variable_names)
+    np.testing.assert_array_equal(
+        names["restored_features"], names["slim_features"].reshape(len(names["tuned"]), -1)
+    )
+    assert pathlib.Path("resnet.keras").exists() and names["zoo"].compat.uninstall() == []

@@ -146,3 +146,16 @@ def tf_layers_net(x):
     with v1.variable_scope("extra", regularizer=l2_regularizer):
         scale = v1.get_variable("scale", [CODE], initializer=v1.ones_initializer())
     return penalized(hidden) * scale
+
+
+@keras.saving.register_keras_serializable(package="tests")
+def collected_pair(x):
+    """Two variables, each added to a collection unless it is there already, as
+    tf-slim's ``batch_norm`` adds its moving statistics (``var not in collection``)."""
+    scales = []
+    for name, value in (("first", 2.0), ("second", 3.0)):
+        scale = v1.get_variable(name, [WIDTH], initializer=v1.constant_initializer(value))
+        if scale not in v1.get_collection("moving_vars"):
+            v1.add_to_collection("moving_vars", scale)
+        scales.append(scale)
+    return x * scales[0] * scales[1]
