@@ -141,6 +141,7 @@ class GraphRun:
         function, _ = NETS[name]
         x, y = inputs(name), labels()
         with tf.Graph().as_default():
+            v1.set_random_seed(0)  # the initial weights: the same run every time
             images = v1.placeholder(tf.float32, x.shape)
             training = v1.placeholder_with_default(False, [])
             logits = function(images, training)
