@@ -130,7 +130,7 @@ class BatchNorm:
     def __init__(self, inputs, training, scope="bn", decay=0.99, epsilon=1e-3):
         owner = full_name(scope) if scope else type(self).__name__
         width = _feature_width(owner, inputs)
-        _check_training(owner, training)
+        check_training(owner, training)
         require(owner, number_problem(decay, 0, 1, name="decay"), "pass e.g. decay=0.99")
         require(
             owner,
@@ -163,7 +163,9 @@ class BatchNorm:
             self._updates = []
             if training is not False and may_update:
                 moving = [moving_mean, moving_variance]
-                self._updates = _update(training, decay, moving, mean, variance)
+                self._updates = moving_statistics_update(
+                    training, decay, moving, mean, variance
+                )
             scale, offset = (at_least_float32(v) for v in (gamma, beta))
             self._output = tf.cast(
                 tf.nn.batch_normalization(inputs32, mean, variance, offset, scale, epsilon),
@@ -214,7 +216,7 @@ def _variables(owner, width):
         ) from None
 
 
-def _update(training, decay, moving, mean, variance):
+def moving_statistics_update(training, decay, moving, mean, variance):
     """Moves ``moving`` = (moving_mean, moving_variance) toward (mean, variance).
 
     Returns:
@@ -258,7 +260,7 @@ def _feature_width(owner, inputs):
     return int(shape[-1])
 
 
-def _check_training(owner, training):
+def check_training(owner, training):
     """Raises ZooError unless ``training`` is a bool or a scalar bool tensor."""
     if isinstance(training, bool):
         return

@@ -41,7 +41,7 @@ from layers.checks import (
     require,
 )
 from layers.errors import ShapeError, ZooError
-from layers.normalization import _check_training, _update
+from layers.normalization import check_training, moving_statistics_update
 from layers.variables import full_name, require_graph, translate_error
 
 ZEROS = tf.compat.v1.zeros_initializer()
@@ -635,7 +635,7 @@ class BatchNormalization(Layer):
         return tf.reshape(value, self._shape)
 
     def call(self, inputs, training=False):
-        _check_training(self.scope_name, training)
+        check_training(self.scope_name, training)
         rank = inputs.shape.rank
         reduction = [i for i in range(rank) if i not in self._axes]
         moving = [self.moving_mean, self.moving_variance]
@@ -656,7 +656,9 @@ class BatchNormalization(Layer):
             if self._fused_in_tensorflow(rank):
                 count = tf.cast(tf.size(inputs) / tf.size(variance), variance.dtype)
                 toward = variance * (count / (count - 1.0))
-            self._updates += _update(training, self.momentum, moving, mean, toward)
+            self._updates += moving_statistics_update(
+                training, self.momentum, moving, mean, toward
+            )
         return tf.nn.batch_normalization(
             inputs,
             *(self._broadcast(v, rank) for v in (mean, variance, self.beta, self.gamma)),
@@ -682,7 +684,7 @@ class Dropout(Layer):
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
     def call(self, inputs, training=False):
-        _check_training(self.scope_name, training)
+        check_training(self.scope_name, training)
 
         def dropped():
             return tf.nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape,
