@@ -23,7 +23,13 @@ import tensorflow as tf
 from layers.base import Layer
 from layers.checks import int_problem, require
 from layers.errors import ShapeError, TieError, ZooError
-from layers.variables import at_least_float32, full_name, get_variable, in_dtype_of
+from layers.variables import (
+    at_least_float32,
+    full_name,
+    get_variable,
+    in_dtype_of,
+    stored_variable,
+)
 
 
 def truncated_normal(stddev=0.05):
@@ -283,12 +289,15 @@ class Embedding:
 def own_regularization_loss(weight, regularizer):
     """Returns ``regularizer(weight)`` named ``regularization_loss``, or None.
 
+    Under a precision policy the regularizer sees the stored float32 variable,
+    not the compute-dtype read (:func:`layers.variables.stored_variable`).
+
     The loss of this build of a layer, for a builder's own loss (eager code has no
     collection); the graph collection holds TensorFlow's copy, once per variable.
     """
     if regularizer is None:  # always so for a tied layer (find_tied_weight)
         return None
-    return tf.identity(regularizer(weight), name="regularization_loss")
+    return tf.identity(regularizer(stored_variable(weight)), name="regularization_loss")
 
 
 def find_tied_weight(owner, tie_to, shape, regularizer=None):

@@ -138,6 +138,30 @@ def get_variable(
         raise translate_error(owner, full_name(name), list(shape), err) from None
 
 
+# The attribute a precision policy's cast read carries: the float32 variable it reads.
+_STORED_AS = "_zoo_stored_variable"
+
+
+def mark_cast_read(read, variable):
+    """Notes that ``read`` is ``variable`` cast to a compute dtype; returns ``read``.
+
+    A precision policy (``zoo.training.precision``) marks its cast reads, so what
+    must see the stored float32 variable (a regularizer) finds it
+    (:func:`stored_variable`).
+    """
+    setattr(read, _STORED_AS, variable)
+    return read
+
+
+def stored_variable(weight):
+    """Returns the float32 variable behind a cast read, or ``weight`` itself.
+
+    A weight decay computed on the stored variable stays float32 forward and
+    backward (no bfloat16 rounding of its gradient, no cast either way).
+    """
+    return getattr(weight, _STORED_AS, weight)
+
+
 def in_dtype_of(inputs, weight):
     """Returns ``inputs`` cast to the dtype ``weight`` is read in (itself when equal).
 

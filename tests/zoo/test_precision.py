@@ -82,6 +82,76 @@ def test_reuse_reads_the_same_float32_variable(graph):
     np.testing.assert_array_equal(a.astype(np.float32), b.astype(np.float32))
 
 
+def casts_of(graph, variable):
+    """The Cast ops that read ``variable`` (through its ReadVariableOp)."""
+    return [
+        op
+        for op in graph.get_operations()
+        if op.type == "Cast"
+        and op.inputs[0].op.type == "ReadVariableOp"
+        and op.inputs[0].op.inputs[0] is variable.handle
+    ]
+
+
+def test_a_tied_weight_read_twice_is_cast_once_per_step(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    with precision.policy("mixed_bfloat16"):
+        ae = autoencoder(x, tied=True, scope="ae")
+    (weight,) = [v for v in v1.global_variables() if v.name == "ae/encoder/W:0"]
+    assert len(casts_of(graph, weight)) == 1
+    (gradient,) = tf.gradients(ae.loss, [weight])
+    assert gradient.dtype == tf.float32
+    # Both products' gradients meet in bfloat16, then one cast back to float32.
+    assert gradient.op.type == "Cast" and gradient.op.inputs[0].dtype == tf.bfloat16
+
+
+def test_a_read_in_another_context_is_cast_anew(graph):
+    with precision.policy("mixed_bfloat16"):
+        with v1.variable_scope("s"):
+            first = v1.get_variable("w", [3], initializer=v1.ones_initializer())
+        (variable,) = v1.global_variables()
+        assign = variable.assign_add([1.0, 1.0, 1.0])
+        with tf.control_dependencies([assign]), v1.variable_scope("s", reuse=True):
+            after = v1.get_variable("w", [3])
+        with v1.variable_scope("s", reuse=True):
+            again = v1.get_variable("w", [3])
+
+        inside = []
+
+        def body(i, total):
+            with v1.variable_scope("s", reuse=True):
+                inside.append(v1.get_variable("w", [3]))
+            return i + 1, total + tf.cast(inside[-1], tf.float32)
+
+        looped = tf.while_loop(lambda i, _: i < 2, body, (0, tf.zeros([3])))[1]
+    assert again is first and after is not first
+    assert len(casts_of(graph, variable)) == 2  # first, after the assign
+    # The loop body reads anew in its own graph, not the outer cast captured.
+    assert inside[0].op.type == "Cast" and inside[0].graph is not graph
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        np.testing.assert_array_equal(session.run(after).astype(np.float32), [2, 2, 2])
+        np.testing.assert_array_equal(session.run(looped), [4, 4, 4])
+
+
+def test_weight_decay_reads_the_float32_variable(graph):
+    x = v1.placeholder(tf.float32, [None, 20])
+    y = v1.placeholder(tf.float32, [None, 10])
+    with precision.policy("mixed_bfloat16"):
+        mlp_classifier(x, y, scope="mlp", hidden=(8,), l2=0.01)
+    (weight,) = [v for v in v1.global_variables() if v.name == "mlp/W_hid_1:0"]
+    l2_inputs = [op.inputs[0] for op in graph.get_operations() if op.type == "L2Loss"]
+    assert l2_inputs and {t.dtype for t in l2_inputs} == {tf.float32}
+    assert not [t for t in l2_inputs if t.op.type == "Cast"]
+    penalty = graph.get_tensor_by_name("mlp/regularization_loss:0")  # the builder's own
+    (decay,) = tf.gradients(penalty, [weight])
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        found, stored = session.run([decay, weight])
+    # 0.01 * W exactly as float32 computes it: no bfloat16 rounding on the way.
+    np.testing.assert_array_equal(found, np.float32(0.01) * stored)
+
+
 def test_float32_graph_restores_a_mixed_checkpoint(tmp_path):
     data = np.random.default_rng(1).random((8, 784), np.float32)
     path = str(tmp_path / "model.ckpt")

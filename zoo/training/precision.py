@@ -12,6 +12,12 @@ cross-entropies and the loss reductions stay float32 (:mod:`layers` and
 statistics, counters, optimizer slots) and integer or boolean ones are never
 cast. A nested policy overrides the outer one for what is built inside it.
 
+A variable read twice in one step (the tied autoencoder's ``W``, a shared
+tower's weights) is cast once: reads in the same graph, control-flow context
+and control dependencies return the same cast tensor, so the step casts the
+weight once and its gradients meet in the compute dtype before the one cast
+back (eagerly every read casts anew).
+
 Usage::
 
     with precision.policy("mixed_bfloat16"):
@@ -27,11 +33,13 @@ For float16, whose gradients underflow without it, wrap the optimizer in
 import contextlib
 import contextvars
 import dataclasses
+import weakref
 
 import tensorflow as tf
 
 from layers.checks import choice_problem, require
 from layers.errors import ScopeError
+from layers.variables import mark_cast_read
 from zoo.constants import PRECISION_POLICIES
 
 
@@ -122,6 +130,7 @@ def cast_to_compute(tensor):
 
 def _getter(chosen):
     """The custom getter of ``chosen``: float32 variables, cast reads."""
+    casts = weakref.WeakKeyDictionary()  # graph -> {read context: cast tensor}
 
     def read(getter, name, *args, **kwargs):
         read_by_inner = _inner_read.get()
@@ -137,9 +146,26 @@ def _getter(chosen):
             _inner_read.reset(token)
         if read_by_inner or not _cast_on_read(variable, chosen):
             return variable
-        return tf.cast(variable, chosen.compute_dtype)
+        if tf.executing_eagerly():
+            return mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+        graph = tf.compat.v1.get_default_graph()
+        in_graph = casts.setdefault(graph, {})
+        key = _read_context(graph, variable)
+        if key not in in_graph:
+            in_graph[key] = mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+        return in_graph[key]
 
     return read
+
+
+def _read_context(graph, variable):
+    """What makes two reads of ``variable`` in ``graph`` interchangeable.
+
+    The same control-flow context (a ``tf.while_loop`` body reads anew each
+    iteration) and the same control dependencies (a read after an assign).
+    """
+    control_inputs = tuple(sorted(op.name for op in graph._current_control_dependencies()))
+    return variable.name, id(graph._get_control_flow_context()), control_inputs
 
 
 def _cast_on_read(variable, chosen):
