@@ -147,15 +147,20 @@ def _getter(chosen):
         if read_by_inner or not _cast_on_read(variable, chosen):
             return variable
         if tf.executing_eagerly():
-            return mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+            return _cast_read(variable, chosen)
         graph = tf.compat.v1.get_default_graph()
         in_graph = casts.setdefault(graph, {})
         key = _read_context(graph, variable)
         if key not in in_graph:
-            in_graph[key] = mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+            in_graph[key] = _cast_read(variable, chosen)
         return in_graph[key]
 
     return read
+
+
+def _cast_read(variable, chosen):
+    """``variable`` read in the compute dtype, marked with the variable it reads."""
+    return mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
 
 
 def _read_context(graph, variable):
