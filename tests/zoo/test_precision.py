@@ -476,6 +476,19 @@ def test_a_frozen_copy_computes_in_the_policy_like_its_source(graph):
     np.testing.assert_array_equal(copied, now)  # the same products, bit for bit
 
 
+def test_dropout_with_a_keep_probability_tensor_runs_under_a_policy(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    y = v1.placeholder(tf.float32, [None, 10])
+    keep_prob = v1.placeholder_with_default(0.5, [])  # a sweep's HParams input
+    with precision.policy("mixed_bfloat16"):
+        model = mlp_classifier(x, y, hidden=(16,), keep_prob=keep_prob)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        images = np.random.default_rng(4).random((8, 784), dtype=np.float32)
+        loss = session.run(model.loss, {x: images, y: np.eye(10)[:8]})
+    assert np.isfinite(loss) and model.loss.dtype == tf.float32
+
+
 def fake_cpuinfo(path, flags):
     """Writes a /proc/cpuinfo of one processor with ``flags`` at ``path``."""
     path.write_text(f"processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f {flags}\n\n")
