@@ -85,19 +85,15 @@ def build_parser():
         p.add_argument(flag, type=type(default), default=default, check=check,
                        quick=QUICK.get(flag), help=help_text)  # fmt: skip
     flags.add_hidden_flag(p, "256,256")
+    flags.add_precision_flag(p)
     flags.may_differ_on_resume(p, "jobs", "profile_calls")  # they change no number
     return p
 
 
 def parse_then_start_tensorflow(argv):
-    """Parses and checks every flag (:func:`flags.parse_args`), then starts TensorFlow.
-
-    Returns:
-        The run's :class:`experiments.harness.flags.Settings`.
-
-    Raises:
-        ZooError: a bad flag (``--env`` included), or a --resume conflict.
-    """
+    """Parses and checks every flag (:func:`flags.parse_args`: ZooError on a bad one,
+    ``--env`` included, or a --resume conflict), then starts TensorFlow; returns the
+    run's :class:`experiments.harness.flags.Settings`."""
     settings = flags.parse_args(build_parser(), argv)
     startup.import_tensorflow()
     return settings
@@ -126,22 +122,26 @@ def variant_sync(variant, args):
 
 
 def build(variant, args, spec, seed):
-    """Builds one run's graph: ``(graph, agent, probes, init)``, the ``probes`` of
-    :func:`zoo.rl.profile.profile_update`."""
+    """Builds one run's graph under ``--precision``: ``(graph, agent, probes, init)``,
+    the ``probes`` of :func:`zoo.rl.profile.profile_update`."""
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo.models import q_network
     from zoo.rl.dqn import dqn_update
     from zoo.rl.profile import update_probes
+    from zoo.training import precision
 
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), precision.policy(args.precision):
         tf.compat.v1.set_random_seed(seed)
         network = functools.partial(q_network, hidden=flags.integers(args.hidden))
         agent = dqn_update(
             spec.n_observations, spec.n_actions, network=network,
             updates_per_run=args.updates_per_run, gamma=args.gamma,
             learning_rate=args.learning_rate, max_grad_norm=args.max_grad_norm,
+            optimizer=lambda rate: loss_scaled(
+                tf.compat.v1.train.AdamOptimizer(rate), args),  # float16: scaled
             **variant_sync(variant, args),
         )  # fmt: skip
         probes = update_probes(agent)

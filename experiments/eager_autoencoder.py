@@ -8,7 +8,8 @@ run builds the same model with ``zoo.autoencoder`` and trains it with
 0.1). Both start from the same weights (the eager initial values, moved to the
 graph by name through a checkpoint) and see the same batches, so their test
 losses must agree within ``--tolerance``; the two optimizers differ only by
-Keras's epsilon (1e-7) under the square root.
+Keras's epsilon (1e-7) under the square root. Both run under ``--precision``
+(float16 scales the loss: Keras's way eagerly, ``zoo.LossScaleOptimizer`` in graph).
 
 Usage::
 
@@ -56,6 +57,7 @@ def build_parser():
         check=flags.real(0.0, inclusive=True),
     )
     flags.add_validation_flag(p)
+    flags.add_precision_flag(p)
     return p
 
 
@@ -79,11 +81,10 @@ def initial_weights(args, data, run):
 def eager_checkpoint(checkpointer, variables, batches, steps, batch_size):
     """Returns the eager loop's checkpoint ``<run>/checkpoints/eager.npz``.
 
-    A :class:`zoo.training.checkpoints.LoopCheckpoint` in the runner's format (the class is
-    made here, where TensorFlow may be imported): it holds every variable given
-    (the model's weights, the optimizer's accumulators, iteration count and
-    learning rate) by name, and the step, the batch iterator position, the RNG
-    states and the losses logged; saved atomically. A resumed run must have it.
+    A :class:`zoo.training.checkpoints.LoopCheckpoint` in the runner's format (made
+    here, where TensorFlow may be imported): every variable given (the model's, the
+    optimizer's: accumulators, iteration count, learning rate, loss scale) by name,
+    the step, batch position, RNG states and losses logged. A resume must have it.
 
     Args:
         checkpointer: the run's :class:`zoo.training.checkpoints.Checkpointer`.
@@ -127,6 +128,27 @@ def _checkpoint_name(variable):
     return getattr(variable, "path", None) or variable.name.split(":")[0]
 
 
+def eager_step(model, optimizer, policy):
+    """Returns the ``tf.function`` step: ``model`` (``zoo.share``) called under
+    ``zoo.precision.policy(policy)``, its loss's gradients applied by ``optimizer``."""
+    import tensorflow as tf
+
+    from zoo.training import precision
+
+    @tf.function
+    def train_step(images):
+        with tf.GradientTape() as tape, precision.policy(policy):
+            loss = model(images).loss
+            scaled = optimizer.scale_loss(loss)  # the loss itself unless loss-scaled
+        variables = model.trainable_variables
+        optimizer.apply_gradients(
+            zip(tape.gradient(scaled, variables), variables, strict=True)
+        )
+        return loss
+
+    return train_step
+
+
 def train_eager(model, args, data, checkpointer):
     """Trains ``model`` with a GradientTape step under tf.function; returns the result.
 
@@ -140,26 +162,19 @@ def train_eager(model, args, data, checkpointer):
     import keras
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo import training
     from zoo.models.autoencoder import LEARNING_RATE
+    from zoo.training import precision
 
-    optimizer = keras.optimizers.Adagrad(
+    adagrad = keras.optimizers.Adagrad(
         LEARNING_RATE,
         initial_accumulator_value=INITIAL_ACCUMULATOR,
         name="adagrad",  # fixed: Keras numbers unnamed ones (adagrad_1, ...) per process
     )
+    optimizer = loss_scaled(adagrad, args)
     optimizer.build(model.trainable_variables)
-
-    @tf.function
-    def train_step(images):
-        with tf.GradientTape() as tape:
-            loss = model(images).loss
-        variables = model.trainable_variables
-        optimizer.apply_gradients(
-            zip(tape.gradient(loss, variables), variables, strict=True)
-        )
-        return loss
-
+    train_step = eager_step(model, optimizer, args.precision)
     checkpoint = eager_checkpoint(
         checkpointer,
         model.variables + optimizer.variables,
@@ -180,7 +195,8 @@ def train_eager(model, args, data, checkpointer):
         log_every=entry.log_period(args.steps),
         desc="eager",
     )
-    test_loss = float(model(tf.constant(data.test.images)).loss)
+    with precision.policy(args.precision):
+        test_loss = float(model(tf.constant(data.test.images)).loss)
     return {"test_loss": test_loss, "losses": logged, "steps_per_second": speed}
 
 
@@ -191,19 +207,21 @@ def train_graph(initial, args, data, run):
     """
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo import training
     from zoo.models import autoencoder
     from zoo.models.autoencoder import LEARNING_RATE
     from zoo.sharing.share import restore_by_name
+    from zoo.training import precision
 
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), precision.policy(args.precision):
         x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
         model = autoencoder(x, tied=True, scope=SCOPE)
         optimizer = tf.compat.v1.train.AdagradOptimizer(
             LEARNING_RATE, initial_accumulator_value=INITIAL_ACCUMULATOR
         )
-        train_op = optimizer.minimize(model.loss)
+        train_op = loss_scaled(optimizer, args).minimize(model.loss)
         x_test = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x_test")
         evaluation = autoencoder(x_test, tied=True, scope=SCOPE, reuse=True)
         weights = tf.compat.v1.trainable_variables()
@@ -256,16 +274,11 @@ def main(argv=None):
     graph = train_graph(initial, args, data, run)
     difference = abs(eager["test_loss"] - graph["test_loss"])
     results = {
-        "eager": eager,
-        "graph": graph,
-        "difference": difference,
-        "tolerance": args.tolerance,
-        "within_tolerance": difference <= args.tolerance,
-        "dataset": data.name,
-        "steps": args.steps,
-        "batch_size": args.batch_size,
+        "eager": eager, "graph": graph, "difference": difference,
+        "tolerance": args.tolerance, "within_tolerance": difference <= args.tolerance,
+        "dataset": data.name, "steps": args.steps, "batch_size": args.batch_size,
         "seed": args.seed,
-    }
+    }  # fmt: skip
     run.write_results(results)
     run.write_csv(
         "losses.csv",

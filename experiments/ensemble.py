@@ -53,6 +53,7 @@ def build_parser():
         "softmaxes are averaged; both: one after the other",
     )
     flags.add_validation_flag(p)
+    flags.add_precision_flag(p)
     return p
 
 
@@ -70,7 +71,7 @@ def run_case(case, args, data, run):
 
     Args:
         case: ``"shared"`` or ``"independent"``.
-        args: the parsed flags.
+        args: the parsed flags (the graph is built under ``--precision``).
         data: the :class:`zoo.data.DataSets`.
         run: the :class:`experiments.harness.rundir.RunDir`.
 
@@ -80,13 +81,15 @@ def run_case(case, args, data, run):
     import tensorflow as tf
     from tqdm import tqdm
 
+    from experiments.harness.train import loss_scaled
     from zoo import training
     from zoo.models import mlp_classifier, model_average
+    from zoo.training import precision
 
     start = time.perf_counter()
     shared = case == "shared"
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), precision.policy(args.precision):
         tf.compat.v1.set_random_seed(args.seed)
         x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
         y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y")
@@ -100,9 +103,8 @@ def run_case(case, args, data, run):
             optimizer, learning_rate = OPTIMIZERS[name]
             make_optimizer = getattr(tf.compat.v1.train, f"{optimizer}Optimizer")
             variables = tf.compat.v1.trainable_variables(scope=net.scope_name + "/")
-            train_ops.append(
-                make_optimizer(learning_rate).minimize(net.loss, var_list=variables)
-            )
+            scaled = loss_scaled(make_optimizer(learning_rate), args)  # float16
+            train_ops.append(scaled.minimize(net.loss, var_list=variables))
         # The batch accuracy the seed prints: the step's batch just after its update, as
         # a metric fetched with the step (logged and checkpointed like the loss).
         accuracies_after_update = []

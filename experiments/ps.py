@@ -51,7 +51,7 @@ WORKER_BYTES = 1050 << 20
 # The launcher's flags that its tasks are started with.
 TASK_FLAGS = (
     "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
-    "log_every", "startup_timeout", "dataset", "data_dir", "expose",
+    "log_every", "startup_timeout", "dataset", "data_dir", "expose", "precision",
 )  # fmt: skip
 
 
@@ -69,6 +69,7 @@ def build_parser():
         "--model", choices=classifiers.MODELS, default="mlp", help="network to train"
     )
     flags.add_hidden_flag(p, "625,625", "the MLP's hidden layers")
+    flags.add_precision_flag(p)
     p.add_argument(
         "--learning-rate",
         type=float,
@@ -223,7 +224,9 @@ def run_task(args, hidden, jobs, job, index):
     """
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo.parallel import distributed
+    from zoo.training import precision
 
     v1 = tf.compat.v1
     cluster = distributed.parse_cluster(jobs)
@@ -247,10 +250,11 @@ def run_task(args, hidden, jobs, job, index):
     data.train.seed = args.seed + index  # every worker its own batch order
     checkpoint_dir = run.file("checkpoints")  # train_worker refuses a foreign `checkpoint`
 
-    def build():
+    def build():  # the variables float32 on the ps, read in --precision by the worker
         x = v1.placeholder(tf.float32, [None, data.train.images.shape[1]], name="x")
         y = v1.placeholder(tf.float32, [None, data.train.labels.shape[1]], name="y")
-        model = classifiers.build(args.model, x, y, hidden, keep_prob=0.5)
+        with precision.policy(args.precision):
+            model = classifiers.build(args.model, x, y, hidden, keep_prob=0.5)
         return model.loss, lambda: dict(
             zip((x, y), data.train.next_batch(args.batch_size), strict=True)
         )
@@ -260,7 +264,7 @@ def run_task(args, hidden, jobs, job, index):
         cluster,
         index,
         build,
-        v1.train.AdamOptimizer(args.learning_rate),
+        loss_scaled(v1.train.AdamOptimizer(args.learning_rate), args),
         batch_size=args.batch_size,
         last_step=args.steps,
         checkpoint_dir=checkpoint_dir,
@@ -279,14 +283,15 @@ def run_task(args, hidden, jobs, job, index):
 
 
 def evaluate(args, hidden, checkpoint_dir, test):
-    """Restores the chief's last checkpoint in a local graph; returns test figures."""
+    """Restores the chief's last checkpoint in a local graph built under
+    ``--precision``; returns test figures."""
     import tensorflow as tf
 
-    from zoo.training import checkpoints
+    from zoo.training import checkpoints, precision
 
     v1 = tf.compat.v1
     checkpoint, reader = checkpoints.open_tf_checkpoint(checkpoint_dir)
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), precision.policy(args.precision):
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
         model = classifiers.build(args.model, x, y, hidden)

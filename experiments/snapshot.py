@@ -32,7 +32,7 @@ from zoo.data import N_CLASSES, N_PIXELS
 PROBE_SIZE = 256
 
 
-def build_step(current, past, learning_rate):
+def build_step(current, past, args):
     """Returns ``(metrics, step_op)``: evaluate both, then sync, then train.
 
     The metrics are computed before the sync (control dependencies), so
@@ -41,7 +41,8 @@ def build_step(current, past, learning_rate):
     Args:
         current: the live :class:`zoo.models.Classifier` (scope ``current``).
         past: the :class:`zoo.sharing.state.Snapshot` of it.
-        learning_rate: Adam's learning rate.
+        args: the flags (``--learning-rate``: Adam's; ``--precision``: float16
+            scales the loss).
 
     Returns:
         A dict of scalar tensors (``kl``, ``mean_abs_diff``, ``disagreement``)
@@ -49,6 +50,7 @@ def build_step(current, past, learning_rate):
     """
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo.sharing.state import copy_scope
 
     past_out = past.output
@@ -69,7 +71,8 @@ def build_step(current, past, learning_rate):
     with tf.control_dependencies([*metrics.values(), current.loss]):
         sync = copy_scope(current.scope_name, past.scope_name)
     with tf.control_dependencies([sync.op]):
-        train = tf.compat.v1.train.AdamOptimizer(learning_rate).minimize(current.loss)
+        adam = tf.compat.v1.train.AdamOptimizer(args.learning_rate)
+        train = loss_scaled(adam, args).minimize(current.loss)
     return metrics, train
 
 
@@ -97,6 +100,7 @@ def build_parser():
     )
     p.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
     flags.add_hidden_flag(p, "625,625")
+    flags.add_precision_flag(p)
     return p
 
 
@@ -104,7 +108,7 @@ def train(args, hidden, data, run):
     """Trains ``current`` with its ``past`` snapshot a step behind; see the module.
 
     Args:
-        args: the parsed flags.
+        args: the parsed flags (the graph is built under ``--precision``).
         hidden: the hidden layers' widths.
         data: the :class:`zoo.data.DataSets`.
         run: the :class:`experiments.harness.rundir.RunDir` (its checkpointer).
@@ -123,11 +127,12 @@ def train(args, hidden, data, run):
     from zoo import training
     from zoo.models import mlp_classifier
     from zoo.sharing.state import frozen_copy
+    from zoo.training import precision
     from zoo.training.files import atomic_write
 
     v1 = tf.compat.v1
     probe = data.test.images[:PROBE_SIZE]
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), precision.policy(args.precision):
         v1.set_random_seed(args.seed)
         x = v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
         y = v1.placeholder(tf.float32, [None, N_CLASSES], name="y")
@@ -136,8 +141,8 @@ def train(args, hidden, data, run):
             return mlp_classifier(x, y, scope=scope, hidden=hidden)
 
         current = builder("current")
-        past = frozen_copy(builder, "current", "past")
-        metrics, step_op = build_step(current, past, args.learning_rate)
+        past = frozen_copy(builder, "current", "past")  # computes as current does
+        metrics, step_op = build_step(current, past, args)
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
             sess.run(past.sync_op)

@@ -47,7 +47,7 @@ GRID = {
 }  # fmt: skip
 
 
-def build_network(hidden, seed, **values):
+def build_network(args, **values):
     """Returns the MLP classifier and its SGD step in a finalized graph with a session.
 
     The graph is a :class:`zoo.training.hparams.SweepGraph` (its hyperparameters
@@ -55,9 +55,8 @@ def build_network(hidden, seed, **values):
     ``(x, y, model, train_op)``: the placeholders, the classifier, the SGD step.
 
     Args:
-        hidden: widths of the hidden layers.
-        seed: graph-level seed: two networks built with one seed start from the
-            same weights and draw the same dropout masks.
+        args: ``--hidden``, ``--seed`` (two networks built with one seed start from
+            the same weights, draw the same dropout masks), ``--precision``.
         **values: initial ``learning_rate``, ``keep_prob`` and ``l2``.
 
     Raises:
@@ -65,19 +64,24 @@ def build_network(hidden, seed, **values):
     """
     import tensorflow as tf
 
+    from experiments.harness.train import loss_scaled
     from zoo.models import mlp_classifier
+    from zoo.training import precision
     from zoo.training.hparams import SweepGraph
+
+    hidden = flags.integers(args.hidden)
 
     def build(hparams):
         x = tf.compat.v1.placeholder(tf.float32, [None, N_PIXELS], name="x")
         y = tf.compat.v1.placeholder(tf.float32, [None, N_CLASSES], name="y")
-        model = mlp_classifier(
-            x, y, hidden=hidden, l2=hparams["l2"], keep_prob=hparams["keep_prob"]
-        )
+        with precision.policy(args.precision):
+            model = mlp_classifier(
+                x, y, hidden=hidden, l2=hparams["l2"], keep_prob=hparams["keep_prob"]
+            )
         sgd = tf.compat.v1.train.GradientDescentOptimizer(hparams["learning_rate"])
-        return x, y, model, sgd.minimize(model.loss)
+        return x, y, model, loss_scaled(sgd, args).minimize(model.loss)
 
-    return SweepGraph(build, seed, **values)
+    return SweepGraph(build, args.seed, **values)
 
 
 def run_configuration(network, config, data, args, setup_start, checkpointer=None):
@@ -143,7 +147,7 @@ def sweep_one_graph(configurations, data, args, checkpointer=None):
         :func:`run_configuration` dicts.
     """
     start = time.perf_counter()
-    network = build_network(flags.integers(args.hidden), args.seed, **configurations[0])
+    network = build_network(args, **configurations[0])
     build_seconds = time.perf_counter() - start
     with network:
         results = [
@@ -166,7 +170,7 @@ def sweep_rebuild(configurations, data, args, checkpointer=None):
     results = []
     for config in configurations:
         setup_start = time.perf_counter()
-        with build_network(flags.integers(args.hidden), args.seed, **config) as network:
+        with build_network(args, **config) as network:
             results.append(
                 run_configuration(network, config, data, args, setup_start, checkpointer)
             )
@@ -262,6 +266,7 @@ def build_parser():
     flags.add_validation_flag(
         parser, "training examples held out to pick the best configuration"
     )
+    flags.add_precision_flag(parser)
     return parser
 
 
@@ -277,13 +282,8 @@ def main(argv=None):
     totals = (middle - start, time.perf_counter() - middle)
 
     results, rows = summarize(configurations, build_seconds, one_graph, rebuild, totals)
-    results.update(
-        dataset=data.name,
-        steps=args.steps,
-        batch_size=args.batch_size,
-        hidden=list(flags.integers(args.hidden)),
-        seed=args.seed,
-    )
+    results.update(dataset=data.name, steps=args.steps, batch_size=args.batch_size,
+                   hidden=list(flags.integers(args.hidden)), seed=args.seed)  # fmt: skip
     run.write_results(results)
     run.write_csv("results.csv", rows)
     run.save_figure("sweep.png", plot(rows))

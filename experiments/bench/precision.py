@@ -18,10 +18,11 @@ the siamese twins, timed in interleaved rounds in one process
 ``ratio_fp32`` is ``ours_bf16_best / ours_fp32_best``, ``ratio_keras_best``
 ``ours_bf16_best / keras_bf16_best`` (``cpu_*``: the same from CPU time per
 step). The JSON's ``bf16`` key also records the CPU's bfloat16 flags
-(``avx512_bf16``, ``amx_bf16``) and the load average before and after: without
-those flags bfloat16 is emulated and the goals do not apply. The DCGAN's loop
-is timed uncompiled only (compiled with XLA it runs at about 1 step/s: see
-docs/precision.md); ``--quick`` times nothing compiled.
+(``avx512_bf16``, ``amx_bf16``: :func:`zoo.training.precision.cpu_bf16_flags`) and
+the load average before and after: without those flags bfloat16 is emulated and
+the goals do not apply. The DCGAN's loop is timed uncompiled only (compiled
+with XLA it runs at about 1 step/s: see docs/precision.md); ``--quick`` times
+nothing compiled.
 
 Run alone with the speed bench's flags::
 
@@ -38,25 +39,12 @@ from experiments.bench import speed
 from experiments.harness import entry, rundir
 
 POLICY = "mixed_bfloat16"
-CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 BEST_OF = {
     "ours_fp32_best": "ours_fp32_",
     "ours_bf16_best": "ours_bf16_",
     "keras_bf16_best": "keras_bf16_",
 }
 RATIOS = {"ratio_fp32": "ours_fp32_best", "ratio_keras_best": "keras_bf16_best"}
-
-
-def cpu_bf16_flags(cpuinfo="/proc/cpuinfo"):
-    """The bfloat16 flags of :data:`CPU_FLAGS` this CPU has (none where unreadable)."""
-    try:
-        with open(cpuinfo) as lines:
-            words = {
-                word for line in lines if line.startswith("flags") for word in line.split()
-            }
-    except OSError:
-        return []
-    return [flag for flag in CPU_FLAGS if flag in words]
 
 
 @contextlib.contextmanager
@@ -145,6 +133,8 @@ def bench(train, args, timed, ratios):
         timed: :func:`experiments.bench.speed.timed`.
         ratios: unused (the bfloat16 rows have ratios of their own: :data:`RATIOS`).
     """
+    from zoo.training.precision import cpu_bf16_flags
+
     del ratios
     flags_found = cpu_bf16_flags()
     results = {

@@ -609,9 +609,8 @@ def add_loop_flags(p, steps_per_run=32, xla=False, precision=True):
         steps_per_run: default K.
         xla: compile by default (where it was measured to pay off: the
             autoencoder, the siamese towers and the RNN).
-        precision: add ``--precision`` (one of ``zoo.constants.PRECISION_POLICIES``,
-            default float32), which :mod:`.train` builds the variant under; False
-            for a script that trains outside :mod:`.train` (a benchmark).
+        precision: add ``--precision`` (:func:`add_precision_flag`), which
+            :mod:`.train` builds the variant under; False for a benchmark.
     """
     p.add_argument(
         "--steps-per-run",
@@ -632,11 +631,24 @@ def add_loop_flags(p, steps_per_run=32, xla=False, precision=True):
         "the numbers equal the uncompiled ones up to float round-off",
     )
     if precision:
-        p.add_argument(
-            "--precision",
-            choices=tuple(PRECISION_POLICIES),
-            default="float32",
-            help="the precision policy the model is built and evaluated in "
-            "(zoo.training.precision; variables stay float32); mixed_float16 scales "
-            "the loss, and without a GPU it is emulated (docs/precision.md)",
-        )
+        add_precision_flag(p)
+
+
+def add_precision_flag(p):
+    """Adds ``--precision``: one of ``zoo.constants.PRECISION_POLICIES``, default float32.
+
+    The script builds its model and evaluation under
+    ``zoo.training.precision.policy(settings.precision)`` and its optimizer through
+    ``experiments.harness.train.loss_scaled``. A resume refuses another value
+    (the flag is not ``may_differ_on_resume``); run.json and results.json record
+    it, and whether this machine emulates it (:func:`experiments.harness.record.precision`).
+    """
+    p.add_argument(
+        "--precision",
+        choices=tuple(PRECISION_POLICIES),
+        default="float32",
+        help="the precision policy the model is built and evaluated in "
+        "(zoo.training.precision; variables stay float32); mixed_float16 scales "
+        "the loss; without a GPU, float16 (and bfloat16 on a CPU without "
+        "avx512_bf16 or amx_bf16) is emulated (docs/precision.md)",
+    )

@@ -23,10 +23,6 @@ from layers.errors import ZooError
 RECORD = "run.json"
 # Flags that say where and how to (re)start, not what the run is: never recorded.
 UNRECORDED = frozenset({"help", "resume", "out", "overwrite", "quick"})
-EMULATED_FLOAT16 = (
-    "mixed_float16 without a GPU: this CPU has no float16 products (oneDNN has no "
-    "float16 kernels here), TensorFlow emulates them: correct, slow"
-)
 
 
 def jsonable(value):
@@ -148,14 +144,14 @@ def precision(policy):
         policy: the flag's value, a name of ``zoo.constants.PRECISION_POLICIES``.
 
     Returns:
-        ``{"policy": policy, "emulated": ...}``: ``emulated`` is
-        :data:`EMULATED_FLOAT16` for ``mixed_float16`` on a machine without a GPU
-        (its CPU has no float16 products), else None.
+        ``{"policy": policy, "emulated": ...}``: ``emulated`` says why this
+        machine emulates the policy's products (``mixed_float16`` without a GPU,
+        ``mixed_bfloat16`` without a GPU on a CPU without ``avx512_bf16`` or
+        ``amx_bf16``: :func:`zoo.training.precision.emulated`), else None.
     """
-    tf = sys.modules.get("tensorflow")
-    gpu = bool(tf and tf.config.list_physical_devices("GPU"))
-    emulated = policy == "mixed_float16" and not gpu
-    return {"policy": policy, "emulated": EMULATED_FLOAT16 if emulated else None}
+    from zoo.training.precision import emulated  # imports TensorFlow, started by now
+
+    return {"policy": policy, "emulated": emulated(policy)}
 
 
 def now():

@@ -112,8 +112,9 @@ class RunDir:
         """Writes ``results`` as ``results.json``, with what produced them first.
 
         Every experiment's results say the same of their origin: the
-        experiment, its flags and data (from run.json), the code version and the
-        machine at the end of the run (:func:`experiments.harness.record.machine`).
+        experiment, its flags and data (from run.json), the code version, the
+        machine at the end of the run (:func:`experiments.harness.record.machine`)
+        and, with ``--precision``, :attr:`precision`.
         """
         saved = self.record or {}
         origin = {
@@ -121,7 +122,17 @@ class RunDir:
             "code_version": saved.get("started", {}).get("code_version"),
             "machine": record.machine(),
         }
+        if self.precision:
+            origin["precision"] = self.precision
         self.write_json(name, {**origin, **results})
+
+    @property
+    def precision(self):
+        """This process's ``--precision`` and whether it is emulated, as run.json
+        records it (:func:`experiments.harness.record.precision`), or None."""
+        saved = self.record or {}
+        latest = (saved.get("resumes") or [saved.get("started") or {}])[-1]
+        return latest.get("precision")
 
     def write_ablation(self, experiment, data, variants, loss_title, loss_label, **more):
         """Writes an ablation's ``results.json`` and ``loss_curves.png``.
@@ -283,8 +294,9 @@ def run_dir(settings, experiment, lock=True):
     A new run writes ``run.json`` (experiment, every flag, the data's identity,
     code version, machine, command) and locks the directory; a resumed one
     (``--resume``, already checked and merged by :func:`.flags.parse_args`)
-    appends to run.json's ``resumes``. A ``--precision mixed_float16`` run
-    without a GPU is told that float16 is emulated (run.json says so too).
+    appends to run.json's ``resumes``. A ``--precision`` this machine emulates
+    (float16 without a GPU, bfloat16 on a CPU without bfloat16 instructions) is
+    told so (run.json and results.json say so too).
 
     Args:
         settings: the run's :class:`experiments.harness.flags.Settings` (every
@@ -312,8 +324,9 @@ def run_dir(settings, experiment, lock=True):
             run.path, every=values["checkpoint_every"], resume=resume, command=run.command
         )
     run.record = record.write(run, settings, resume)
-    if "precision" in values and record.precision(values["precision"])["emulated"]:
-        print(f"warning: {record.EMULATED_FLOAT16}")
+    emulated = run.precision and run.precision["emulated"]
+    if emulated:
+        print(f"warning: {emulated}")
     return run
 
 

@@ -8,7 +8,7 @@ per ``session.run`` compiled with ``--xla``, the library loop with the run's
 checkpointer (``--resume``), then the variant's own evaluation. The step and the
 evaluation are built under ``--precision`` (:func:`zoo.training.precision.policy`);
 under ``mixed_float16`` :func:`train_variant`'s optimizer scales the loss
-(:func:`loss_scaled`, which a ``train_updates`` script applies to its own).
+(:func:`loss_scaled`, which a script that builds its own optimizer applies).
 :func:`train_variant` trains a loss with an optimizer
 (:func:`zoo.training.repeat_step`); :func:`train_updates` any step that builds
 its own updates (:func:`zoo.training.repeat_updates`: a GAN's discriminator
@@ -193,16 +193,22 @@ def loss_scaled(optimizer, args):
     """Returns the optimizer a run's ``--precision`` trains with.
 
     Args:
-        optimizer: a ``tf.compat.v1.train.Optimizer``.
+        optimizer: a ``tf.compat.v1.train.Optimizer``, or a Keras optimizer (an
+            eager loop's, which scales its loss with ``optimizer.scale_loss``).
         args: the run's settings (``--precision``).
 
     Returns:
-        ``optimizer`` wrapped in a :class:`LossScaleOptimizer` under
-        ``mixed_float16`` (whose gradients underflow without it), else ``optimizer``.
+        Under ``mixed_float16`` (whose gradients underflow unscaled),
+        ``optimizer`` wrapped in a :class:`LossScaleOptimizer`, or a Keras one in
+        ``keras.optimizers.LossScaleOptimizer``; else ``optimizer``.
     """
-    if args.precision == "mixed_float16":
+    if args.precision != "mixed_float16":
+        return optimizer
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
         return LossScaleOptimizer(optimizer)
-    return optimizer
+    import keras  # only for a Keras optimizer, which has imported it already
+
+    return keras.optimizers.LossScaleOptimizer(optimizer)
 
 
 def boundaries(steps, evaluations):

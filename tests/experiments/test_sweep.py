@@ -10,7 +10,7 @@ from experiments import sweep
 from layers import ZooError
 from zoo.data import load_mnist
 
-TINY = dict(hidden=(16,), seed=0, steps=40, batch_size=32)
+TINY = dict(hidden=(16,), seed=0, steps=40, batch_size=32, precision="float32")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from zoo import (
     ZooLayer,
     autoencoder,
     copy_scope,
+    frozen_copy,
     mlp_classifier,
     precision,
     repeat_step,
@@ -524,6 +525,72 @@ def test_a_state_copy_moves_float32_variables_built_under_a_policy(graph):
         )
     for a, b in zip(online, target, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_frozen_copy_computes_in_the_policy_like_its_source(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    y = v1.placeholder(tf.float32, [None, 10])
+    with precision.policy("mixed_bfloat16"):
+        current = mlp_classifier(x, y, scope="current", hidden=(16,))
+        past = frozen_copy(
+            lambda scope: mlp_classifier(x, y, scope=scope, hidden=(16,)), "current", "past"
+        )
+    assert product_dtypes(graph) == {tf.bfloat16}  # both networks' products
+    assert {v.dtype.base_dtype for v in v1.global_variables()} == {tf.float32}
+    assert v1.trainable_variables("past") == []
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(past.sync_op)
+        images = np.random.default_rng(3).random((8, 784), dtype=np.float32)
+        now, copied = session.run([current.logits, past.output.logits], {x: images})
+    np.testing.assert_array_equal(copied, now)  # the same products, bit for bit
+
+
+def test_dropout_with_a_keep_probability_tensor_runs_under_a_policy(graph):
+    x = v1.placeholder(tf.float32, [None, 784])
+    y = v1.placeholder(tf.float32, [None, 10])
+    keep_prob = v1.placeholder_with_default(0.5, [])  # a sweep's HParams input
+    with precision.policy("mixed_bfloat16"):
+        model = mlp_classifier(x, y, hidden=(16,), keep_prob=keep_prob)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        images = np.random.default_rng(4).random((8, 784), dtype=np.float32)
+        loss = session.run(model.loss, {x: images, y: np.eye(10)[:8]})
+    assert np.isfinite(loss) and model.loss.dtype == tf.float32
+
+
+def fake_cpuinfo(path, flags):
+    """Writes a /proc/cpuinfo of one processor with ``flags`` at ``path``."""
+    path.write_text(f"processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f {flags}\n\n")
+    return str(path)
+
+
+def test_the_bfloat16_cpu_flags_are_read_from_cpuinfo(tmp_path):
+    assert precision.cpu_bf16_flags(fake_cpuinfo(tmp_path / "none", "")) == []
+    both = fake_cpuinfo(tmp_path / "both", "amx_bf16 avx512_bf16")
+    assert precision.cpu_bf16_flags(both) == ["avx512_bf16", "amx_bf16"]
+    assert precision.cpu_bf16_flags(str(tmp_path / "missing")) == []
+
+
+def test_emulated_says_which_policies_this_machine_emulates(tmp_path):
+    without = fake_cpuinfo(tmp_path / "without", "")
+    with_bf16 = fake_cpuinfo(tmp_path / "with", "avx512_bf16")
+    gpu = bool(tf.config.list_physical_devices("GPU"))
+    bfloat16 = precision.emulated("mixed_bfloat16", without)
+    assert (
+        (bfloat16 is None)
+        if gpu
+        else bfloat16.startswith(
+            "mixed_bfloat16 without a GPU on a CPU without avx512_bf16 or amx_bf16: "
+            "TensorFlow emulates"
+        )
+    )
+    assert precision.emulated("mixed_bfloat16", with_bf16) is None
+    assert precision.emulated("float32", without) is None
+    float16 = precision.emulated("mixed_float16", with_bf16)
+    assert (float16 is None) if gpu else "TensorFlow emulates them" in float16
+    with pytest.raises(ZooError, match=r"expected the policy to be one of float32, "):
+        precision.emulated("bf16")
 
 
 def test_the_page_runs_and_its_claims_hold():

@@ -107,7 +107,10 @@ def resumable_dropout(h, keep_prob, draw, layer=0):
     """
     check_keep_prob("resumable_dropout", keep_prob)
     seed = stateless_seed(draw, salt=layer)
-    return tf.nn.experimental.stateless_dropout(h, rate=1.0 - keep_prob, seed=seed)
+    rate = 1.0 - keep_prob
+    if isinstance(rate, tf.Tensor):  # in the dtype of h (bfloat16 under a policy)
+        rate = tf.cast(rate, h.dtype)
+    return tf.nn.experimental.stateless_dropout(h, rate=rate, seed=seed)
 
 
 def check_keep_prob(owner, keep_prob):

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from layers import Dense
 from layers.dense import check_size
+from layers.variables import at_least_float32
 from zoo.models.parts import builder_scope, hidden_stack, input_width
 
 
@@ -44,6 +45,8 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
     Variables are ``W_hid_i``/``b_hid_i`` per hidden layer and ``W_out``/``b_out``;
     weights start Glorot-uniform (the usual initialization of DQN's MLPs), biases
     at zero.
+    Under a precision policy (``zoo.training.precision``) the layers compute in
+    its dtype and ``q_values`` are float32, as the TD targets and losses read them.
 
     Args:
         x: observations [batch, n_obs], n_obs known statically.
@@ -73,7 +76,7 @@ def q_network(x, n_actions=2, scope="qnet", reuse=False, hidden=(64, 64)):
             w_init=initializer,
         )
         return QNetwork(
-            q_values=readout.output,
+            q_values=at_least_float32(readout.output),  # TD targets, losses
             layers=(*layers, readout),
             scope_name=var_scope.name,
             hidden=tuple(hidden),

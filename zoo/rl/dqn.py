@@ -31,7 +31,7 @@ from layers.checks import int_problem, probability_problem, require
 from layers.errors import ScopeError, ShapeError, ZooError
 from zoo.models.parts import builder_scope
 from zoo.models.qnet import huber, q_network, td_target
-from zoo.sharing.state import check_tau, copy_variables, frozen_copy
+from zoo.sharing.state import check_tau, copy_variables, frozen_copy, frozen_getter
 from zoo.training.steps import check_clip_norm, repeat_step
 
 Transitions = collections.namedtuple(
@@ -326,8 +326,13 @@ def _td_parts(transitions, build, n_actions, target_network, double, gamma, buil
     snapshot = built[0]["snapshot"] if reuse else None
     if not target_network:
         next_q = build(next_observations, "online", reuse=True).q_values
-    elif reuse:
-        next_q = tf.stop_gradient(build(next_observations, "target", reuse=True).q_values)
+    elif reuse:  # read as frozen_copy reads it: no gradient, in the precision policy
+        with tf.compat.v1.variable_scope(
+            tf.compat.v1.get_variable_scope(),
+            custom_getter=frozen_getter,
+            auxiliary_name_scope=False,
+        ):
+            next_q = build(next_observations, "target", reuse=True).q_values
     else:
         snapshot = frozen_copy(
             lambda name: build(next_observations, name), "online", "target"

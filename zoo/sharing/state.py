@@ -33,6 +33,7 @@ import tensorflow as tf
 from layers.checks import probability_problem, require
 from layers.errors import EagerError, ScopeError, ShapeError, ZooError
 from layers.variables import full_name
+from zoo.training import precision
 
 FROZEN_VARIABLES = "zoo_frozen_variables"
 """Graph collection of the variables built by :func:`frozen_copy`: trainable in
@@ -247,13 +248,19 @@ def frozen_template(name, builder, **kwargs):
 def frozen_getter(getter, name, *args, **kwargs):
     """Custom getter: a non-trainable variable, returned behind ``tf.stop_gradient``.
 
-    In graph mode the variable also joins :data:`FROZEN_VARIABLES`.
+    In graph mode the variable also joins :data:`FROZEN_VARIABLES`. Under a
+    precision policy, the copy of a trainable variable is read in the compute
+    dtype, as its source is (:func:`zoo.training.precision.read_in_compute_dtype`):
+    the snapshot computes like the network it copies.
     """
+    mirrors_trainable = kwargs.get("trainable") is not False
     kwargs["trainable"] = False
     variable = getter(name, *args, **kwargs)
     graph = tf.compat.v1.get_default_graph()
     if not tf.executing_eagerly() and not _is_frozen(graph, variable):
         graph.add_to_collection(FROZEN_VARIABLES, variable)
+    if mirrors_trainable:
+        variable = precision.read_in_compute_dtype(variable)
     return tf.stop_gradient(variable)
 
 

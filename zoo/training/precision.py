@@ -27,7 +27,8 @@ Usage::
     optimizer.minimize(ae.loss)                  # float32 loss, float32 updates
 
 For float16, whose gradients underflow without it, wrap the optimizer in
-:class:`zoo.training.loss_scale.LossScaleOptimizer`.
+:class:`zoo.training.loss_scale.LossScaleOptimizer`. :func:`emulated` says
+whether this machine runs a policy's products in hardware (a run records it).
 """
 
 import contextlib
@@ -57,6 +58,16 @@ class Policy:
 
 
 FLOAT32 = Policy("float32", tf.float32)
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+"""The CPU flags (``/proc/cpuinfo``) of bfloat16 products in hardware."""
+CPUINFO = "/proc/cpuinfo"
+EMULATED = {
+    "mixed_float16": "mixed_float16 without a GPU: this CPU has no float16 products "
+    "(oneDNN has no float16 kernels here), TensorFlow emulates them: correct, slow",
+    "mixed_bfloat16": "mixed_bfloat16 without a GPU on a CPU without avx512_bf16 or "
+    "amx_bf16: TensorFlow emulates the bfloat16 products: correct, slow",
+}
+"""Why a policy is emulated, by name: :func:`emulated` returns these."""
 
 _current = contextvars.ContextVar("precision_policy", default=FLOAT32)
 # True while an inner policy's getter asks the outer ones for the variable: they
@@ -116,6 +127,58 @@ def current_policy():
     return _current.get()
 
 
+def cpu_bf16_flags(cpuinfo=None):
+    """The flags of :data:`CPU_BF16_FLAGS` this CPU has (none where unreadable).
+
+    Args:
+        cpuinfo: the file to read; None reads :data:`CPUINFO` (``/proc/cpuinfo``).
+    """
+    try:
+        with open(cpuinfo or CPUINFO) as lines:
+            words = {
+                word for line in lines if line.startswith("flags") for word in line.split()
+            }
+    except OSError:
+        return []
+    return [flag for flag in CPU_BF16_FLAGS if flag in words]
+
+
+def emulated(name, cpuinfo=None):
+    """Returns why policy ``name`` is emulated on this machine, or None.
+
+    ``mixed_float16`` is emulated without a GPU; ``mixed_bfloat16`` without a
+    GPU on a CPU without :data:`CPU_BF16_FLAGS`; ``float32`` never.
+
+    Args:
+        name: a policy name (see :func:`get_policy`).
+        cpuinfo: as :func:`cpu_bf16_flags`.
+
+    Returns:
+        The sentence of :data:`EMULATED`, or None where the products run in
+        hardware.
+
+    Raises:
+        ZooError: an unknown policy name.
+    """
+    get_policy(name)
+    if name not in EMULATED or tf.config.list_physical_devices("GPU"):
+        return None
+    if name == "mixed_bfloat16" and cpu_bf16_flags(cpuinfo):
+        return None
+    return EMULATED[name]
+
+
+def read_in_compute_dtype(variable):
+    """Returns ``variable`` read as the current policy reads a trainable variable.
+
+    A float32 variable is cast to the compute dtype of the innermost open
+    :func:`policy`; any other (and every variable outside a policy) is
+    returned as it is. For a copy of trainable weights made non-trainable (a
+    :func:`zoo.sharing.state.frozen_copy`), which must compute like its source.
+    """
+    return _read(variable, current_policy())
+
+
 def cast_to_compute(tensor):
     """Casts a floating ``tensor`` to the current policy's compute dtype.
 
@@ -144,23 +207,33 @@ def _getter(chosen):
             raise _dtype_error(chosen, name, err) from None
         finally:
             _inner_read.reset(token)
-        if read_by_inner or not _cast_on_read(variable, chosen):
+        if read_by_inner or not getattr(variable, "trainable", False):
             return variable
-        if tf.executing_eagerly():
-            return _cast_read(variable, chosen)
-        graph = tf.compat.v1.get_default_graph()
-        in_graph = casts.setdefault(graph, {})
-        key = _read_context(graph, variable)
-        if key not in in_graph:
-            in_graph[key] = _cast_read(variable, chosen)
-        return in_graph[key]
+        return _read(variable, chosen, casts)
 
     return read
 
 
-def _cast_read(variable, chosen):
-    """``variable`` read in the compute dtype, marked with the variable it reads."""
-    return mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+def _read(variable, chosen, casts=None):
+    """``variable`` cast to ``chosen``'s compute dtype when it is float32.
+
+    The cast read is marked with the variable it reads (for a regularizer). With
+    ``casts``, a getter's cache, a graph read is cast once per read context.
+    """
+    if chosen.compute_dtype == tf.float32 or variable.dtype.base_dtype != tf.float32:
+        return variable
+
+    def cast():
+        return mark_cast_read(tf.cast(variable, chosen.compute_dtype), variable)
+
+    if casts is None or tf.executing_eagerly():
+        return cast()
+    graph = tf.compat.v1.get_default_graph()
+    in_graph = casts.setdefault(graph, {})
+    key = _read_context(graph, variable)
+    if key not in in_graph:
+        in_graph[key] = cast()
+    return in_graph[key]
 
 
 def _read_context(graph, variable):
@@ -171,15 +244,6 @@ def _read_context(graph, variable):
     """
     control_inputs = tuple(sorted(op.name for op in graph._current_control_dependencies()))
     return variable.name, id(graph._get_control_flow_context()), control_inputs
-
-
-def _cast_on_read(variable, chosen):
-    """Whether the policy reads ``variable`` cast: trainable float32 ones only."""
-    return (
-        chosen.compute_dtype != tf.float32
-        and variable.dtype.base_dtype == tf.float32
-        and getattr(variable, "trainable", False)
-    )
 
 
 def _dtype_error(chosen, name, err):
