@@ -9,7 +9,8 @@ process (:func:`experiments.bench.speed.timed`). Two like-for-like pairs:
 * one step per call: ``graph``, the TF1 program built in a ``tf.Graph`` with its
   ``UPDATE_OPS``, one ``session.run`` per step; ``zoo_layer``, the same function
   in ``zoo.ZooLayer`` in a Keras 3 model, ``fit`` with ``steps_per_execution=1``
-  (the moving statistics and the weight decay come through the layer);
+  (the moving statistics and the weight decay come through the layer) on a
+  ``tf.data`` pipeline of the held batch without a prefetch thread (:func:`held`);
 * K steps per call (K = ``--steps-per-run``): ``graph_loop``, the same net and loss
   in :func:`zoo.training.repeat_step`'s ``tf.while_loop``, K steps per
   ``session.run``; ``zoo_layer_spe``, the same ``fit`` with
@@ -134,13 +135,27 @@ def keras_run(images, labels, steps_per_execution):
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         steps_per_execution=steps_per_execution,
     )
-    batches = tf.data.Dataset.from_tensors((images, labels)).repeat()
+    batches = held(tf.data.Dataset.from_tensors((images, labels)).repeat())
 
     def run(steps):
         if steps:  # fit with steps_per_epoch=0 would run the endless dataset
             model.fit(batches, epochs=1, steps_per_epoch=steps, verbose=0)
 
     return run
+
+
+def held(dataset):
+    """``dataset`` read in the caller's thread: no injected prefetch, no autotuning.
+
+    The graph side's batch is a constant; this one costs as little. tf.data's
+    default prefetch thread hands each batch over from another thread, which on
+    the loaded 2-core VM cut ``fit``'s best rounds by up to 40 % at an equal CPU
+    time (docs/benchmark.md).
+    """
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = False
+    options.autotune.enabled = False
+    return dataset.with_options(options)
 
 
 def bench(train, args, timed, ratios):
