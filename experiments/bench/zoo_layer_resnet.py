@@ -59,7 +59,7 @@ def slim_resnet(images, training):
 
 
 def graph_run(images, labels):
-    """``run(steps)`` of the TF1 program: one ``session.run`` per step."""
+    """``run(steps)`` of the TF1 program: one run per step (``session.make_callable``)."""
     graph = tf.Graph()
     with graph.as_default():
         logits = slim_resnet(tf.constant(images), True)
@@ -149,7 +149,7 @@ def held(dataset):
 
     The graph side's batch is a constant; this one costs as little. tf.data's
     default prefetch thread hands each batch over from another thread, which on
-    the loaded 2-core VM cut ``fit``'s best rounds by up to 40 % at an equal CPU
+    the loaded 2-core VM cut ``fit``'s best rounds by 10-44 % at an equal CPU
     time (docs/benchmark.md).
     """
     options = tf.data.Options()
