@@ -44,15 +44,17 @@ def train(
     feed=None,
     log_every=3,
     jit_compile=False,
+    loss_fn=loss_and_code_mean,
 ):
-    """Trains a small autoencoder, batches of 8; returns (logged, weights, step, #vars)."""
+    """Trains ``loss_fn`` (a small autoencoder), batches of 8; returns (logged,
+    weights, step, #vars)."""
     data = data or dataset()
     with tf.Graph().as_default() as graph:
         tf.compat.v1.set_random_seed(0)
         batches = GraphBatches(data, 8, window=12)
         global_step = tf.compat.v1.train.get_or_create_global_step()
         step = training.repeat_step(
-            loss_and_code_mean,
+            loss_fn,
             OPTIMIZERS[optimizer](),
             batches,
             steps_per_run,
@@ -93,6 +95,42 @@ def test_k_steps_per_run_equal_one_step_per_run_bit_for_bit(optimizer):
         np.testing.assert_array_equal(a, b)
     assert global_step == one[2] == 29
     assert n_variables == one[3]  # slots made once, outside the loop
+
+
+def decay_by_the_scope_regularizer(images, _labels):
+    """TF1 weight decay: the scope's regularizer, summed by get_regularization_loss."""
+    with tf.compat.v1.variable_scope("net", regularizer=lambda w: 0.5 * tf.nn.l2_loss(w)):
+        w = tf.compat.v1.get_variable("w", [784, 4])
+    fit = tf.reduce_mean(tf.square(images @ w - 1.0))
+    return fit + tf.compat.v1.losses.get_regularization_loss()
+
+
+def decay_in_the_losses_collection(images, _labels):
+    """The CIFAR-10 tutorial's idiom: every term in "losses", the loss their sum."""
+    w = tf.compat.v1.get_variable("w", [784, 4])
+    tf.compat.v1.add_to_collection("losses", 0.5 * tf.nn.l2_loss(w))
+    tf.compat.v1.add_to_collection("losses", tf.reduce_mean(tf.square(images @ w - 1.0)))
+    return tf.add_n(tf.compat.v1.get_collection("losses"))
+
+
+@pytest.mark.parametrize(
+    "loss_fn", [decay_by_the_scope_regularizer, decay_in_the_losses_collection]
+)
+def test_tf1_weight_decay_in_the_loop_decays_each_steps_weights(loss_fn):
+    one = train(1, 12, loss_fn=loss_fn)
+    many = train(4, 12, loss_fn=loss_fn)
+    assert many[0] == one[0]  # each step's loss, decay included
+    for a, b in zip(many[1], one[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_loop_leaves_the_graphs_loss_collections_as_they_were(graph):
+    batches = GraphBatches(dataset(), 8, window=12)
+    training.repeat_step(
+        decay_in_the_losses_collection, tf.compat.v1.train.AdagradOptimizer(0.1), batches, 4
+    )
+    terms = tf.compat.v1.get_collection("losses")
+    assert len(terms) == 2 and {t.graph for t in terms} == {graph}  # the one-step build's
 
 
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))

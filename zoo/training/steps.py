@@ -7,6 +7,7 @@ graph's batch-norm updates to a step of your own loop. :mod:`zoo.training.loop`
 runs what these build.
 """
 
+import contextlib
 import dataclasses
 
 import tensorflow as tf
@@ -14,6 +15,10 @@ import tensorflow as tf
 from layers.checks import int_problem, number_problem, require
 from layers.errors import ScopeError, ZooError
 from layers.variables import function_of_graph
+
+# TF1's "losses" collection (the CIFAR-10 tutorial's idiom: each build adds its terms,
+# weight decay included, and the loss is their sum).
+LOSSES = tf.compat.v1.GraphKeys.LOSSES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +73,12 @@ def repeat_step(
     The update ops a call of ``loss_fn`` adds to ``GraphKeys.UPDATE_OPS``
     (:class:`layers.BatchNorm`'s) run with that call's step: each iteration
     runs those of its own call in the loop; the one-step graph's run only
-    with its step (K=1 without XLA), never from the loop.
+    with its step (K=1 without XLA), never from the loop. Likewise the
+    ``"losses"`` collection: while the loop's call builds it holds that call's
+    terms only, so a ``loss_fn`` that returns ``tf.add_n(get_collection("losses"))``
+    sums its own step's terms, not the one-step graph's too.
+    (``tf.compat.v1.losses.get_regularization_loss()`` needs nothing: its terms,
+    made with the variables, are re-read by each iteration.)
 
     With ``jit_compile=True`` the whole loop is one XLA computation (a
     ``tf.function(jit_compile=True)`` called in the graph): its elementwise work
@@ -195,7 +205,10 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
 
     def body(i, *arrays):
         images, labels = batches.draw()
-        with tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False):
+        with (
+            _own_losses_collection(),
+            tf.compat.v1.variable_scope(scope, reuse=True, auxiliary_name_scope=False),
+        ):
             try:
                 built, step_updates = _with_updates_of(update_fn, images, labels)
             except ScopeError as err:
@@ -302,6 +315,25 @@ def _with_updates_of(build, *args):
     before = len(tf.compat.v1.get_collection(key))
     result = build(*args)
     return result, tf.compat.v1.get_collection(key)[before:]
+
+
+@contextlib.contextmanager
+def _own_losses_collection():
+    """While the loop's call builds: the ``"losses"`` collection holds its terms only.
+
+    The loop body shares the graph's collections, where the one-step build's
+    terms are; summed again in the loop they would count twice, computed on
+    the one-step graph's batch. They are put back afterwards.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    outer = graph.get_collection(LOSSES)
+    graph.clear_collection(LOSSES)
+    try:
+        yield
+    finally:
+        graph.clear_collection(LOSSES)
+        for term in outer:
+            graph.add_to_collection(LOSSES, term)
 
 
 def _check_steps_per_run(steps_per_run, batches):
