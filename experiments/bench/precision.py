@@ -189,8 +189,8 @@ def report(results):
         results: the bench's results with the top-level ``bf16`` (:func:`summary`).
     """
     lines = [
-        f"{POLICY:26}   ours fp32 -> bf16 at its best        Keras bf16 at its best"
-        "    | ratio_fp32 ratio_keras_best | CPU: the same"
+        f"{POLICY:26}  ours fp32 ->    bf16 at its best     Keras bf16 at its best"
+        "         | ratio_fp32 ratio_keras_best | CPU: the same"
     ]
     for model, entry in results.items():
         if not (isinstance(entry, dict) and "bf16" in entry):
@@ -199,8 +199,8 @@ def report(results):
             row, speeds = timing["bf16"], timing["bf16"]["steps_per_s"]
             lines.append(
                 f"{model + '/' + variant:26}{timing['steps_per_s']['ours_best']:10.1f} -> "
-                f"{speeds['ours_best']:7.1f} {'(' + row['ours_best'] + ')':15}"
-                f"{speeds['keras_best']:7.1f} {'(' + row['keras_best'] + ')':18}| "
+                f"{speeds['ours_best']:7.1f} {'(' + row['ours_best'] + ')':14}"
+                f"{speeds['keras_best']:7.1f} {'(' + row['keras_best'] + ')':23}| "
                 f"{row['ratio_fp32']:10.2f} {row['ratio_keras_best']:16.2f} |"
                 f" {row['cpu_ratio_fp32']:5.2f} {row['cpu_ratio_keras_best']:5.2f}"
             )
