@@ -138,8 +138,9 @@ def time_rounds(runs, steps, rounds, warmup, multiple=1):
     def rounded(count):
         return -(-count // multiple) * multiple
 
-    for run in runs.values():
-        run(rounded(warmup))
+    if warmup:  # run(0) would not do: Keras' fit with steps_per_epoch=0 never ends
+        for run in runs.values():
+            run(rounded(warmup))
     per_round = rounded(max(1, steps // rounds))
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}

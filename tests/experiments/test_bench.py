@@ -94,6 +94,15 @@ def test_bad_rounds_or_warmup_are_refused_before_any_work(
         bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")])
 
 
+def test_no_warm_up_runs_no_contender_for_zero_steps():
+    """run(0) would be endless for Keras (fit with steps_per_epoch=0)."""
+    steps = []
+
+    bench.time_rounds({"keras": steps.append}, 4, 2, warmup=0, multiple=2)
+
+    assert steps == [2, 2]
+
+
 def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--help"])
