@@ -32,25 +32,12 @@ import contextlib
 
 POLICY = "mixed_bfloat16"
 PREFIX = "bf16_"
-CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 RATIOS = ("ratio_fp32", "ratio_keras_best")
 # (ratio, least value, the models it is asked of: None for every row)
 GOALS = (
     ("ratio_keras_best", 1.2, None),
     ("ratio_fp32", 1.3, ("autoencoder", "mlp")),
 )
-
-
-def cpu_bf16_flags(cpuinfo="/proc/cpuinfo"):
-    """The bfloat16 flags of :data:`CPU_FLAGS` this CPU has (none where unreadable)."""
-    try:
-        with open(cpuinfo) as lines:
-            words = {
-                word for line in lines if line.startswith("flags") for word in line.split()
-            }
-    except OSError:
-        return []
-    return [flag for flag in CPU_FLAGS if flag in words]
 
 
 @contextlib.contextmanager
@@ -153,7 +140,7 @@ def summary(results, flags):
 
     Args:
         results: the bench's results so far, ``{model: {"bf16": ..., ...}, ...}``.
-        flags: :func:`cpu_bf16_flags`.
+        flags: the CPU's bfloat16 flags (:func:`zoo.training.precision.cpu_bf16_flags`).
 
     Returns:
         ``{"policy", "cpu_bf16_flags", "goals_apply", "goals"}``; ``goals`` maps each
@@ -204,13 +191,15 @@ def report(results):
                 f"{row['ratio_fp32']:10.2f} {row['ratio_keras_best']:16.2f} |"
                 f" {row['cpu_ratio_fp32']:5.2f} {row['cpu_ratio_keras_best']:5.2f}"
             )
+    from zoo.training.precision import CPU_BF16_FLAGS  # here: it imports TensorFlow
+
     record = results["bf16"]
     for goal, verdict in record["goals"].items():
         found = ", ".join(f"{m} {ratio:.2f}" for m, ratio in verdict["rows"].items())
         holds = "holds" if verdict["holds"] else "does NOT hold"
         if not record["goals_apply"]:
             holds = (
-                f"not applicable, this CPU has none of {', '.join(CPU_FLAGS)} "
+                f"not applicable, this CPU has none of {', '.join(CPU_BF16_FLAGS)} "
                 f"(measured: {holds.lower()})"
             )
         lines.append(

@@ -371,9 +371,12 @@ def start_with_tensorflow(argv):
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args, run, data, train = start_with_tensorflow(argv)
-    cpu_flags = bf16.cpu_bf16_flags()
+    from zoo.training import precision  # after TensorFlow's start
+
+    cpu_flags = precision.cpu_bf16_flags()
     if not cpu_flags:
-        print(f"this CPU has none of {', '.join(bf16.CPU_FLAGS)}: bfloat16 is emulated")
+        flags_wanted = ", ".join(precision.CPU_BF16_FLAGS)
+        print(f"this CPU has none of {flags_wanted}: the bfloat16 goals do not apply")
     results = {
         "settings": {
             "dataset": data.name,
