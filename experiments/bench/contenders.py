@@ -10,12 +10,14 @@ are parsed.
 """
 
 import dataclasses
+import functools
 
 import keras
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
+from experiments.bench import precision as bf16
 from zoo import training
 from zoo.data.batches import GraphBatches, batch_dataset
 from zoo.models import autoencoder, mlp_classifier
@@ -403,10 +405,10 @@ def tf_function(case, train, args, steps_per_call=1):
 
 
 def contenders(case, train, args):
-    """Returns ``{name: run(steps)}`` for the contenders of ``case``."""
+    """Returns ``{name: run(steps)}`` for the contenders of ``case``, bfloat16's too."""
     n_in, n_classes = train.images.shape[1], train.labels.shape[1]
     k = args.steps_per_run
-    return {
+    runs = {
         "ours": ours(case, train, args, steps_per_run=k, xla=args.xla),
         "ours_no_xla": ours(case, train, args, steps_per_run=k),
         "ours_one_step": ours(case, train, args),
@@ -421,3 +423,11 @@ def contenders(case, train, args):
         "compute_limit_no_xla": ours(case, train, args, "fixed", steps_per_run=k),
         "limit": matmul_limit(needed_matmuls(case, n_in, n_classes), args),
     }
+    runs.update(
+        bf16.contenders(
+            functools.partial(ours, case, train, args, steps_per_run=k),
+            {"": functools.partial(keras_fit, case, train, args, k)},
+            args.quick,
+        )
+    )
+    return runs

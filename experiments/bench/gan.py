@@ -34,10 +34,13 @@ This module imports TensorFlow and Keras: the benchmark imports it after its
 flags are parsed.
 """
 
+import functools
+
 import keras
 import tensorflow as tf
 
 from experiments.bench import contenders as common
+from experiments.bench import precision as bf16
 from zoo import training
 from zoo.data import N_PIXELS
 from zoo.models.gan import KERNEL, LEAKY_SLOPE, PIXEL_NORM_EPSILON
@@ -214,9 +217,9 @@ def tf_function(case, train, args, steps_per_call=1):
 
 
 def contenders(case, train, args):
-    """Returns ``{name: run(steps)}`` for the GAN ``case``."""
+    """Returns ``{name: run(steps)}`` for the GAN ``case``, bfloat16's too."""
     k, step = args.steps_per_run, zoo_gan_step(case)
-    return {
+    runs = {
         "ours": common.ours(case, train, args, steps_per_run=k, step=step),
         "ours_one_step": common.ours(case, train, args, step=step),
         "ours_feed_dict": common.ours(case, train, args, source="feed", step=step),
@@ -230,3 +233,12 @@ def contenders(case, train, args):
             case, train, args, "fixed", steps_per_run=k, step=step
         ),
     }
+    runs.update(
+        bf16.contenders(
+            functools.partial(common.ours, case, train, args, steps_per_run=k, step=step),
+            {"": functools.partial(keras_fit, case, train, args, k)},
+            args.quick,
+            ours_compiled=False,
+        )
+    )
+    return runs

@@ -1,50 +1,43 @@
-"""bfloat16 rows of the speed bench: our loop and Keras 3, both in mixed precision.
+"""The ``bf16`` entry of every model row of the speed bench: ours and Keras 3 in bfloat16.
 
-For the autoencoder (untied, tied), the MLP, the DCGAN, the GRU classifier and
-the siamese twins, timed in interleaved rounds in one process
-(:func:`experiments.bench.speed.timed`):
+Every model row of :mod:`experiments.bench.speed` (the autoencoder untied and tied,
+the MLP, the DCGAN, the GRU classifier, the siamese twins) times these contenders
+among its float32 ones, in the same interleaved rounds of one process:
 
-* ``ours_fp32_xla``, ``ours_fp32_no_xla``: our K-step loop in float32, as the
-  speed bench times it; ``ours_fp32_best`` the faster;
-* ``ours_bf16_xla``, ``ours_bf16_no_xla``: the same loop built under
+* ``ours_no_xla``, ``ours_xla``: the row's K-step loop built under
   ``zoo.precision.policy("mixed_bfloat16")`` (float32 variables read in
-  bfloat16); ``ours_bf16_best`` the faster;
-* ``keras_bf16_spe``, ``keras_bf16_spe_xla`` (and the RNN's unrolled pair):
-  the speed bench's Keras 3 models built under
+  bfloat16), uncompiled and compiled; ``ours_best`` the faster. The DCGAN's
+  loop is timed uncompiled only (compiled with XLA it runs at about 1 step/s:
+  see docs/precision.md);
+* ``keras_spe``, ``keras_spe_xla`` (and the RNN's ``_unroll`` pair): the row's
+  Keras 3 model built under
   ``keras.mixed_precision.set_global_policy("mixed_bfloat16")``,
-  ``steps_per_execution=K``, without and with ``jit_compile``;
-  ``keras_bf16_best`` the fastest.
+  ``steps_per_execution=K``, without and with ``jit_compile``; ``keras_best``
+  the fastest.
 
-``ratio_fp32`` is ``ours_bf16_best / ours_fp32_best``, ``ratio_keras_best``
-``ours_bf16_best / keras_bf16_best`` (``cpu_*``: the same from CPU time per
-step). The JSON's ``bf16`` key also records the CPU's bfloat16 flags
-(``avx512_bf16``, ``amx_bf16``: :func:`zoo.training.precision.cpu_bf16_flags`) and
-the load average before and after: without those flags bfloat16 is emulated and
-the goals do not apply. The DCGAN's loop is timed uncompiled only (compiled
-with XLA it runs at about 1 step/s: see docs/precision.md); ``--quick`` times
-nothing compiled.
+``--quick`` times nothing compiled. While timed, their names carry :data:`PREFIX`;
+:func:`split` then moves them into the row's ``bf16`` entry: their speed tables,
+the setting each ``*_best`` took, ``ratio_fp32`` (bfloat16 ``ours_best`` / the
+row's own float32 ``ours_best``, from the same rounds) and ``ratio_keras_best``
+(bfloat16 ``ours_best`` / ``keras_best``), with their ``cpu_`` forms from CPU time
+per step. A model's ``bf16`` holds the worst of each ratio over its variants;
+the JSON's top-level ``bf16`` (:func:`summary`) the CPU's bfloat16 flags and
+which :data:`GOALS` hold. Without those flags bfloat16 is emulated and the goals
+do not apply.
 
-Run alone with the speed bench's flags::
-
-    python -m experiments.bench.precision --dataset fashion_mnist \\
-        --data-dir /usr/share/datasets/fashion-mnist --json runs/bench-bf16.json
-
-``make bench`` runs it after the other rows (:data:`speed.OWN_BENCHES`).
+This module imports neither TensorFlow nor Keras at import time.
 """
 
 import contextlib
-import os
-
-from experiments.bench import speed
-from experiments.harness import entry, rundir
 
 POLICY = "mixed_bfloat16"
-BEST_OF = {
-    "ours_fp32_best": "ours_fp32_",
-    "ours_bf16_best": "ours_bf16_",
-    "keras_bf16_best": "keras_bf16_",
-}
-RATIOS = {"ratio_fp32": "ours_fp32_best", "ratio_keras_best": "keras_bf16_best"}
+PREFIX = "bf16_"
+RATIOS = ("ratio_fp32", "ratio_keras_best")
+# (ratio, least value, the models it is asked of: None for every row)
+GOALS = (
+    ("ratio_keras_best", 1.2, None),
+    ("ratio_fp32", 1.3, ("autoencoder", "mlp")),
+)
 
 
 @contextlib.contextmanager
@@ -60,123 +53,156 @@ def keras_policy(name):
         keras.mixed_precision.set_global_policy(before)
 
 
-def contenders(train, args):
-    """Yields ``(row, {name: run(steps)}, steps)`` for every bfloat16 row."""
-    from experiments.bench import contenders as common
-    from experiments.bench import gan, rnn_siamese
+def contenders(ours, keras_fits, quick, ours_compiled=True):
+    """Returns a row's bfloat16 contenders, ``{PREFIX + name: run(steps)}``.
 
-    compiled = (False,) if args.quick else (False, True)
-    k = args.steps_per_run
-    for model, cases in speed.cases(args).items():
-        for case in cases:
-            row = f"autoencoder_{case.variant}" if model == "autoencoder" else model
-            step = gan.zoo_gan_step(case) if model == "gan" else None
-            keras_fit = gan.keras_fit if model == "gan" else common.keras_fit
-            ours_compiled = (False,) if model == "gan" else compiled
-
-            def ours(policy, xla, case=case, step=step):
-                return common.ours(
-                    case, train, args, steps_per_run=k, xla=xla, step=step, policy=policy
-                )
-
-            def keras_run(xla, case=case, keras_fit=keras_fit):
-                return keras_fit(case, train, args, k, jit_compile=xla)
-
-            runs = _runs(ours, {"": keras_run}, ours_compiled, compiled)
-            yield row, runs, case.steps or args.steps
-    for model in rnn_siamese.models(args.quick).values():
-
-        def ours(policy, xla, model=model):
-            return rnn_siamese.ours(model, train, args, xla, policy=policy)
-
-        keras_runs = {
-            suffix: lambda xla, model=model, settings=settings: rnn_siamese.keras_fit(
-                model, train, args, xla, **settings
-            )
-            for suffix, settings in model.keras_settings.items()
-        }
-        steps = max(args.rounds, int(args.steps * model.steps_fraction))
-        yield model.name, _runs(ours, keras_runs, compiled, compiled), steps
-
-
-def _runs(ours, keras_runs, ours_compiled, keras_compiled):
-    """The contenders of one row: ours in float32 and bfloat16, Keras in bfloat16."""
+    Args:
+        ours: ``ours(xla=..., policy=...)`` returns ``run(steps)`` of the row's
+            K-step loop, compiled or not, built under the precision policy.
+        keras_fits: ``{name suffix: keras_fit(jit_compile=...)}``, the row's Keras 3
+            settings besides ``jit_compile`` (the RNN's ``unroll``), each returning
+            ``run(steps)`` of ``model.fit`` at ``steps_per_execution=K``.
+        quick: ``--quick``: nothing compiled.
+        ours_compiled: whether our loop is timed compiled too (not the DCGAN's).
+    """
     from experiments.bench.rnn_siamese import xla_suffix
 
-    runs = {}
-    for label, policy in (("fp32", "float32"), ("bf16", POLICY)):
-        for xla in ours_compiled:
-            runs[f"ours_{label}_{xla_suffix(xla)}"] = ours(policy, xla)
+    compiled = (False,) if quick else (False, True)
+    runs = {
+        f"{PREFIX}ours_{xla_suffix(xla)}": ours(xla=xla, policy=POLICY)
+        for xla in compiled
+        if ours_compiled or not xla
+    }
     with keras_policy(POLICY):
-        for suffix, keras_run in keras_runs.items():
-            for xla in keras_compiled:
-                runs["keras_bf16_spe" + ("_xla" if xla else "") + suffix] = keras_run(xla)
+        for suffix, keras_fit in keras_fits.items():
+            for xla in compiled:
+                name = f"{PREFIX}keras_spe{'_xla' if xla else ''}{suffix}"
+                runs[name] = keras_fit(jit_compile=xla)
     return runs
 
 
-def row_results(timing, best):
-    """The row's speeds, which setting won, and the two ratios (wall and CPU)."""
-    speeds, cpu = timing["steps_per_s"], timing["cpu_ms_per_step"]
-    ratios = {key: speeds["ours_bf16_best"] / speeds[name] for key, name in RATIOS.items()}
-    ratios.update(
-        {f"cpu_{key}": cpu[name] / cpu["ours_bf16_best"] for key, name in RATIOS.items()}
-    )
-    return {**best, **timing, **ratios}
+def best_of(runs):
+    """Returns ``{reference: names}``: the bfloat16 ``ours_best`` and ``keras_best``."""
+    return {
+        f"{PREFIX}{reference}": [name for name in runs if name.startswith(PREFIX + prefix)]
+        for reference, prefix in (("ours_best", "ours_"), ("keras_best", "keras_"))
+    }
 
 
-def bench(train, args, timed, ratios):
-    """Times every bfloat16 row; returns ``{"bf16": {...}}`` for the bench's JSON.
+def split(best, timing):
+    """Moves the bfloat16 contenders of a timed row into its ``bf16`` entry.
 
     Args:
-        train: the training :class:`zoo.data.DataSet`.
-        args: the speed bench's flags.
-        timed: :func:`experiments.bench.speed.timed`.
-        ratios: unused (the bfloat16 rows have ratios of their own: :data:`RATIOS`).
+        best: ``{reference: the name chosen}`` of the row's timing
+            (:func:`experiments.bench.speed.timed`), with :func:`best_of`'s.
+        timing: the row's tables ``{table: {name: value}}``, its float32
+            ``ours_best`` among them.
+
+    Returns:
+        ``(best, timing, entry)``: the first two without the bfloat16 names, and
+        the ``bf16`` entry: their tables (names without :data:`PREFIX`), which
+        setting each reference took, and :data:`RATIOS` with their ``cpu_`` forms.
     """
-    from zoo.training.precision import cpu_bf16_flags
 
-    del ratios
-    flags_found = cpu_bf16_flags()
-    results = {
-        "policy": POLICY,
-        "cpu_bf16_flags": flags_found,
-        "goals_apply": bool(flags_found),
-        "load_average_before": os.getloadavg(),
+    def parts(table):
+        fp32, mixed = {}, {}
+        for name, value in table.items():
+            if name.startswith(PREFIX):
+                mixed[name.removeprefix(PREFIX)] = value
+            else:
+                fp32[name] = value
+        return fp32, mixed
+
+    best, mixed_best = parts(best)
+    tables = {table: parts(values) for table, values in timing.items()}
+    timing = {table: fp32 for table, (fp32, _) in tables.items()}
+    entry = {
+        **{reference: name.removeprefix(PREFIX) for reference, name in mixed_best.items()},
+        **{table: mixed for table, (_, mixed) in tables.items()},
     }
-    if not flags_found:
-        print("bf16: this CPU has no avx512_bf16 or amx_bf16: bfloat16 is emulated")
-    for row, runs, steps in contenders(train, args):
-        print(f"{row} in {POLICY}...", flush=True)
-        best_of = {
-            reference: [name for name in runs if name.startswith(prefix)]
-            for reference, prefix in BEST_OF.items()
+    speeds, cpu = entry["steps_per_s"], entry["cpu_ms_per_step"]
+    for key, (row, name) in (
+        ("ratio_fp32", (timing, "ours_best")),
+        ("ratio_keras_best", (entry, "keras_best")),
+    ):
+        entry[key] = speeds["ours_best"] / row["steps_per_s"][name]
+        entry[f"cpu_{key}"] = row["cpu_ms_per_step"][name] / cpu["ours_best"]
+    return best, timing, entry
+
+
+def worst(variants):
+    """Returns a model's ``bf16``: each of :data:`RATIOS`, the least over its variants."""
+    return {key: min(variant["bf16"][key] for variant in variants) for key in RATIOS}
+
+
+def summary(results, flags):
+    """Returns the JSON's top-level ``bf16``: the policy, the CPU's flags, the goals.
+
+    Args:
+        results: the bench's results so far, ``{model: {"bf16": ..., ...}, ...}``.
+        flags: the CPU's bfloat16 flags (:func:`zoo.training.precision.cpu_bf16_flags`).
+
+    Returns:
+        ``{"policy", "cpu_bf16_flags", "goals_apply", "goals"}``; ``goals`` maps each
+        goal (``"ratio_fp32 >= 1.3"``) to ``{"asked_of", "rows": {model: ratio},
+        "holds": bool}`` over the models timed (``holds`` is false where none was).
+    """
+    rows = {
+        model: entry["bf16"]
+        for model, entry in results.items()
+        if isinstance(entry, dict) and "bf16" in entry
+    }
+    goals = {}
+    for key, least, models in GOALS:
+        ratios = {m: row[key] for m, row in rows.items() if models is None or m in models}
+        holds = bool(ratios) and min(ratios.values()) >= least
+        goals[f"{key} >= {least}"] = {
+            "asked_of": ", ".join(models) if models else "every row",
+            "rows": ratios,
+            "holds": holds,
         }
-        best, timing = timed(runs, best_of, steps, args)
-        results[row] = row_results(timing, best)
-        print(table_line(row, results[row]), flush=True)
-    results["load_average_after"] = os.getloadavg()
-    return {"bf16": results}
+    return {
+        "policy": POLICY,
+        "cpu_bf16_flags": flags,
+        "goals_apply": bool(flags),
+        "goals": goals,
+    }
 
 
-def table_line(row, result):
-    """One line: each contender's best steps/s, then the two ratios."""
-    speeds = ", ".join(f"{k} {v:.1f}" for k, v in result["steps_per_s"].items())
-    return (
-        f"{row}, best steps/s: {speeds}; ratio_fp32 {result['ratio_fp32']:.2f}, "
-        f"ratio_keras_best {result['ratio_keras_best']:.2f}"
-    )
+def report(results):
+    """Returns the bfloat16 lines of the bench's printout: a line per row, then the goals.
 
+    Args:
+        results: the bench's results with the top-level ``bf16`` (:func:`summary`).
+    """
+    lines = [
+        f"{POLICY:26}  ours fp32 ->    bf16 at its best     Keras bf16 at its best"
+        "         | ratio_fp32 ratio_keras_best | CPU: the same"
+    ]
+    for model, entry in results.items():
+        if not (isinstance(entry, dict) and "bf16" in entry):
+            continue
+        for variant, timing in entry["variants"].items():
+            row, speeds = timing["bf16"], timing["bf16"]["steps_per_s"]
+            lines.append(
+                f"{model + '/' + variant:26}{timing['steps_per_s']['ours_best']:10.1f} -> "
+                f"{speeds['ours_best']:7.1f} {'(' + row['ours_best'] + ')':14}"
+                f"{speeds['keras_best']:7.1f} {'(' + row['keras_best'] + ')':23}| "
+                f"{row['ratio_fp32']:10.2f} {row['ratio_keras_best']:16.2f} |"
+                f" {row['cpu_ratio_fp32']:5.2f} {row['cpu_ratio_keras_best']:5.2f}"
+            )
+    from zoo.training.precision import CPU_BF16_FLAGS  # here: it imports TensorFlow
 
-build_parser = speed.build_parser  # the bfloat16 rows take the speed bench's flags
-
-
-def main(argv=None):
-    """Runs the bfloat16 rows alone, with the speed bench's flags."""
-    args, run, _, train = speed.start_with_tensorflow(argv)
-    results = bench(train, args, speed.timed, speed.ratios)
-    print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
-    return 0
-
-
-if __name__ == "__main__":
-    entry.entry_point(main)
+    record = results["bf16"]
+    for goal, verdict in record["goals"].items():
+        found = ", ".join(f"{m} {ratio:.2f}" for m, ratio in verdict["rows"].items())
+        holds = "holds" if verdict["holds"] else "does NOT hold"
+        if not record["goals_apply"]:
+            holds = (
+                f"not applicable, this CPU has none of {', '.join(CPU_BF16_FLAGS)} "
+                f"(measured: {holds.lower()})"
+            )
+        lines.append(
+            f"bf16 goal {goal} ({verdict['asked_of']}): {holds}; {found or 'not timed'}"
+        )
+    return "\n".join(lines)

@@ -32,17 +32,21 @@ Contenders, each ``run(steps)``, timed in interleaved rounds by
   ``keras_best`` is the fastest of them;
 * ``compute_limit_xla``, ``compute_limit_no_xla``: our K-step loop on one batch
   held in memory, compiled or not (no input at all); ``compute_limit`` is the
-  faster: the model's own limit on this machine, as for the MLP.
+  faster: the model's own limit on this machine, as for the MLP;
+* the bfloat16 contenders of every row (:mod:`experiments.bench.precision`),
+  reported in ``variants.shared.bf16``.
 
 This module imports TensorFlow and Keras: the benchmark imports it after its
 flags are parsed.
 """
 
 import dataclasses
+import functools
 
 import keras
 import tensorflow as tf
 
+from experiments.bench import precision as bf16
 from experiments.bench.contenders import (
     FixedBatch,
     eager_batches,
@@ -238,8 +242,9 @@ def keras_fit(model, train, args, jit_compile, **settings):
 def contenders(model, train, args):
     """Returns ``({name: run(steps)}, {reference: the names it is the fastest of})``.
 
-    ``--quick`` leaves out the compiled contenders (their compiles take most of a
-    smoke run's time).
+    The bfloat16 contenders (:func:`experiments.bench.precision.contenders`) are
+    among them. ``--quick`` leaves out the compiled contenders (their compiles take
+    most of a smoke run's time).
     """
     compiled = (False,) if args.quick else (False, True)
     runs = {f"ours_{xla_suffix(xla)}": ours(model, train, args, xla) for xla in compiled}
@@ -249,6 +254,13 @@ def contenders(model, train, args):
             runs[name] = keras_fit(model, train, args, xla, **settings)
     for xla in compiled:
         runs[f"compute_limit_{xla_suffix(xla)}"] = ours(model, train, args, xla, True)
+    keras_fits = {
+        suffix: functools.partial(keras_fit, model, train, args, **settings)
+        for suffix, settings in model.keras_settings.items()
+    }
+    runs.update(
+        bf16.contenders(functools.partial(ours, model, train, args), keras_fits, args.quick)
+    )
     best_of = {
         reference: [name for name in runs if name.startswith(prefix)]
         for reference, prefix in (
@@ -257,7 +269,7 @@ def contenders(model, train, args):
             ("compute_limit", "compute_limit_"),
         )
     }
-    return runs, best_of
+    return runs, {**best_of, **bf16.best_of(runs)}
 
 
 def xla_suffix(xla):
@@ -279,11 +291,13 @@ def bench(train, args, timed, ratios):
     for model in models(args.quick).values():
         print(f"{model.name} shared (batch {model.sizes.batch})...", flush=True)
         steps = max(args.rounds, int(args.steps * model.steps_fraction))
-        variant, timing = timed(*contenders(model, train, args), steps, args)
-        variant.update(ratios(timing), **timing)
+        best, timing = timed(*contenders(model, train, args), steps, args)
+        best, timing, mixed = bf16.split(best, timing)
+        variant = {**best, **timing, **ratios(timing), "bf16": mixed}
         results[model.name] = {
             "batch_size": model.sizes.batch,
             **{key: variant[key] for key in RATIOS},
+            "bf16": bf16.worst([variant]),
             "variants": {"shared": variant},
         }
         print(table_line(model.name, variant), flush=True)

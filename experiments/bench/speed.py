@@ -43,6 +43,12 @@ The GRU classifier and the siamese twins (Adam, each against its own Keras 3 mod
 and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
 :data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
 
+Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
+model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
+them in its ``bf16`` entry: :mod:`experiments.bench.precision`, whose ratio
+``ratio_fp32`` compares them with the row's own float32 ``ours_best``. The JSON's
+top-level ``bf16`` records the CPU's bfloat16 flags and which bfloat16 goals hold.
+
 The contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
@@ -57,10 +63,12 @@ Usage::
 import dataclasses
 import importlib
 import math
+import os
 import resource
 import statistics
 import time
 
+from experiments.bench import precision as bf16
 from experiments.harness import datasets, entry, flags, rundir, startup
 from layers.errors import ZooError
 
@@ -81,11 +89,7 @@ BEST_OF = {  # each at its best: the faster of its settings in this run
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 # Models timed by a module of their own: its bench(train, args, timed) returns
 # {model: results shaped as the MLP's}.
-OWN_BENCHES = (
-    "experiments.bench.rnn_siamese",
-    "experiments.bench.precision",
-    "experiments.bench.zoo_layer_resnet",
-)
+OWN_BENCHES = ("experiments.bench.rnn_siamese", "experiments.bench.zoo_layer_resnet")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,8 +138,9 @@ def time_rounds(runs, steps, rounds, warmup, multiple=1):
     def rounded(count):
         return -(-count // multiple) * multiple
 
-    for run in runs.values():
-        run(rounded(warmup))
+    if warmup:  # run(0) would not do: Keras' fit with steps_per_epoch=0 never ends
+        for run in runs.values():
+            run(rounded(warmup))
     per_round = rounded(max(1, steps // rounds))
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
@@ -236,14 +241,18 @@ def timed(runs, best_of, steps, args):
 
 
 def time_case(case, train, args):
-    """Times the contenders of ``case``; returns speeds, ratios and the feed cost."""
+    """Times the contenders of ``case``; returns speeds, ratios, the feed cost and
+    the ``bf16`` entry (:func:`experiments.bench.precision.split`)."""
     runs = importlib.import_module(case.contenders).contenders(case, train, args)
-    best, timing = timed(runs, BEST_OF, case.steps or args.steps, args)
+    best_of = {**BEST_OF, **bf16.best_of(runs)}
+    best, timing = timed(runs, best_of, case.steps or args.steps, args)
+    best, timing, mixed = bf16.split(best, timing)
     return {
         **best,
         **timing,
         **ratios(timing),
         "next_batch_ms": next_batch_ms(train, case.batch_size),
+        "bf16": mixed,
     }
 
 
@@ -362,6 +371,12 @@ def start_with_tensorflow(argv):
 def main(argv=None):
     """Runs the benchmark; see ``--help``."""
     args, run, data, train = start_with_tensorflow(argv)
+    from zoo.training import precision  # after TensorFlow's start
+
+    cpu_flags = precision.cpu_bf16_flags()
+    if not cpu_flags:
+        flags_wanted = ", ".join(precision.CPU_BF16_FLAGS)
+        print(f"this CPU has none of {flags_wanted}: the bfloat16 goals do not apply")
     results = {
         "settings": {
             "dataset": data.name,
@@ -379,6 +394,7 @@ def main(argv=None):
                     "steps_per_run",
                 )
             },
+            "load_average_start": os.getloadavg(),
         },
     }
     for model, model_cases in cases(args).items():
@@ -393,12 +409,15 @@ def main(argv=None):
                 for key in RATIOS
                 if all(key in v for v in variants.values())
             },
+            "bf16": bf16.worst(variants.values()),
             "variants": variants,
         }
     for module in OWN_BENCHES:
         results.update(importlib.import_module(module).bench(train, args, timed, ratios))
+    results["bf16"] = bf16.summary(results, cpu_flags)
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))
+    print(bf16.report(results))
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
     return 0
 

@@ -6,7 +6,7 @@ import math
 import pytest
 import tensorflow as tf
 
-from experiments.bench import contenders, rnn_siamese
+from experiments.bench import contenders, precision, rnn_siamese
 from experiments.bench import speed as bench
 from experiments.harness import datasets
 from layers.errors import ZooError
@@ -94,6 +94,15 @@ def test_bad_rounds_or_warmup_are_refused_before_any_work(
         bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(tmp_path / "x.json")])
 
 
+def test_no_warm_up_runs_no_contender_for_zero_steps():
+    """run(0) would be endless for Keras (fit with steps_per_epoch=0)."""
+    steps = []
+
+    bench.time_rounds({"keras": steps.append}, 4, 2, warmup=0, multiple=2)
+
+    assert steps == [2, 2]
+
+
 def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--help"])
@@ -153,16 +162,90 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert (
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
-    bf16 = results["bf16"]
-    assert bf16["policy"] == "mixed_bfloat16"
-    assert set(bf16["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
-    for row in ("autoencoder_untied", "autoencoder_tied", "mlp", "rnn", "siamese"):
-        speeds = bf16[row]["steps_per_s"]
-        assert {"ours_fp32_no_xla", "ours_bf16_no_xla", "keras_bf16_spe"} <= set(speeds)
-        assert (
-            bf16[row]["ratio_fp32"] == speeds["ours_bf16_best"] / speeds["ours_fp32_best"]
+    assert results["bf16"]["policy"] == "mixed_bfloat16"
+    assert set(results["bf16"]["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
+    rows = ("autoencoder", "mlp", "rnn", "siamese")
+    assert set(results["bf16"]["goals"]["ratio_keras_best >= 1.2"]["rows"]) == set(rows)
+    for model in rows:
+        variants = results[model]["variants"].values()
+        for timing in variants:
+            mixed, fp32 = timing["bf16"], timing["steps_per_s"]
+            speeds = mixed["steps_per_s"]
+            assert {"ours_no_xla", "keras_spe"} <= set(speeds)
+            assert not any(name.startswith(precision.PREFIX) for name in fp32)
+            assert mixed["ratio_fp32"] == speeds["ours_best"] / fp32["ours_best"]
+            assert mixed["ratio_keras_best"] == speeds["ours_best"] / speeds["keras_best"]
+        for key in precision.RATIOS:
+            assert results[model]["bf16"][key] == min(t["bf16"][key] for t in variants)
+
+
+def timed_row(speeds, cpu_ms):
+    """A row's ``best, timing`` as :func:`bench.timed` returns them, bfloat16's included."""
+    best = {"ours_best": "ours", "bf16_ours_best": "bf16_ours_no_xla"}
+    best["bf16_keras_best"] = "bf16_keras_spe"
+    tables = {"steps_per_s": speeds, "cpu_ms_per_step": cpu_ms}
+    for values in tables.values():
+        for reference, name in best.items():
+            values[reference] = values[name]
+    return best, tables
+
+
+def test_split_moves_bf16_contenders_into_the_row_s_entry_with_its_ratios():
+    best, timing = timed_row(
+        {"ours": 400.0, "bf16_ours_no_xla": 600.0, "bf16_keras_spe": 250.0},
+        {"ours": 5.0, "bf16_ours_no_xla": 4.0, "bf16_keras_spe": 8.0},
+    )
+
+    best, timing, mixed = precision.split(best, timing)
+
+    assert best == {"ours_best": "ours"}
+    assert timing["steps_per_s"] == {"ours": 400.0, "ours_best": 400.0}
+    assert mixed["ours_best"] == "ours_no_xla" and mixed["keras_best"] == "keras_spe"
+    assert mixed["steps_per_s"] == {
+        "ours_no_xla": 600.0,
+        "keras_spe": 250.0,
+        "ours_best": 600.0,
+        "keras_best": 250.0,
+    }
+    assert (mixed["ratio_fp32"], mixed["cpu_ratio_fp32"]) == (1.5, 1.25)
+    assert (mixed["ratio_keras_best"], mixed["cpu_ratio_keras_best"]) == (2.4, 2.0)
+
+
+@pytest.mark.parametrize("flags", [["avx512_bf16"], []])
+def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
+    results = {
+        "settings": {"steps": 20},
+        "autoencoder": {"bf16": {"ratio_fp32": 1.4, "ratio_keras_best": 1.3}},
+        "mlp": {"bf16": {"ratio_fp32": 1.1, "ratio_keras_best": 1.5}},
+        "rnn": {"bf16": {"ratio_fp32": 0.7, "ratio_keras_best": 1.25}},
+        "zoo_layer_resnet": {"ratio": 0.8},
+    }
+    for model in ("autoencoder", "mlp", "rnn"):
+        results[model]["variants"] = {}
+
+    results["bf16"] = summary = precision.summary(results, flags)
+
+    assert summary["goals_apply"] == bool(flags)
+    assert summary["goals"] == {
+        "ratio_keras_best >= 1.2": {
+            "asked_of": "every row",
+            "rows": {"autoencoder": 1.3, "mlp": 1.5, "rnn": 1.25},
+            "holds": True,
+        },
+        "ratio_fp32 >= 1.3": {
+            "asked_of": "autoencoder, mlp",
+            "rows": {"autoencoder": 1.4, "mlp": 1.1},
+            "holds": False,
+        },
+    }
+    verdict = "does NOT hold"
+    if not flags:
+        verdict = (
+            "not applicable, this CPU has none of avx512_bf16, amx_bf16 "
+            "(measured: does not hold)"
         )
-        assert (
-            bf16[row]["ratio_keras_best"]
-            == speeds["ours_bf16_best"] / speeds["keras_bf16_best"]
-        )
+    last = precision.report(results).splitlines()[-1]
+    assert last == (
+        f"bf16 goal ratio_fp32 >= 1.3 (autoencoder, mlp): {verdict}; "
+        "autoencoder 1.40, mlp 1.10"
+    )
