@@ -15,12 +15,13 @@ install:
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
 
-# Two pytest workers: the subprocess-heavy tests (runs, kills, clusters) overlap.
+# Two pytest workers: the subprocess-heavy tests (runs, kills, clusters) overlap. Tests
+# marked xdist_group run on one worker (tests/zoo/test_four_nets.py: one net's graph run).
 test:
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 test-fast:
-	$(PY) -m pytest -q -n 2 -m "not slow"
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
 lint:
 	$(PY) -m ruff check layers zoo experiments tests

@@ -1,6 +1,8 @@
-"""Shared fixtures: a fresh default graph, small IDX files, the real MNIST test split;
-helpers that interrupt or corrupt a chosen training batch."""
+"""Shared fixtures: a fresh default graph, small IDX files, the real MNIST test split,
+TensorFlow's legacy layers' reference results; helpers that interrupt or corrupt a
+chosen training batch. Subprocesses import this tree's packages (PYTHONPATH)."""
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -20,12 +22,29 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 SHARED_MNIST = REPO.parent / "shared" / "data" / "mnist"
 FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
+# A subprocess running a script file has only the script's directory on sys.path, and
+# would import the editable install's checkout (another worktree) instead of this one.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(REPO), os.environ.get("PYTHONPATH")])
+)
+
 
 @pytest.fixture
 def graph():
     """A new graph as the default for the test's duration."""
     with tf.Graph().as_default() as g:
         yield g
+
+
+@pytest.fixture(scope="session")
+def legacy_reference(tmp_path_factory):
+    """What TensorFlow's own ``tf.compat.v1.layers`` and its shim compute, from one
+    ``tf_keras`` subprocess per test process (:func:`tests.tf1_programs.reference`)."""
+    if importlib.util.find_spec("tf_keras") is None:
+        pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
+    from tests import tf1_programs  # noqa: PLC0415  (imports layers.tf1)
+
+    return tf1_programs.reference(tmp_path_factory.mktemp("legacy") / "reference.npz")
 
 
 def trainable_names():

@@ -4,18 +4,20 @@ Each program takes the layers namespace ``L`` (TensorFlow's own legacy layers
 under ``tf_keras``, or ``layers.tf1``) and builds in the default graph; it
 returns its named outputs. :func:`run` builds one, initializes it (or assigns
 given weights by name), feeds fixed inputs, and returns the variables, the
-outputs, the regularization loss and the variables after one run of
-``UPDATE_OPS``.
+outputs, the regularization loss and the variables after a run of each
+``UPDATE_OPS`` op in turn.
 
 Run as a script with ``TF_USE_LEGACY_KERAS=1`` (tf_keras installed), it writes
-every program's results by TensorFlow's own layers to an ``.npz`` file::
+to an ``.npz`` file everything the tests compare with TensorFlow's own legacy
+code, from one process: every program's results by TensorFlow's own layers, the
+parameter names of the layers of :data:`LAYERS`, and the report of TensorFlow's
+shim (``tests/tf1_shim_probe.py``)::
 
-    TF_USE_LEGACY_KERAS=1 python -m tests.tf1_programs reference.npz dense Dense ...
-
-and writes the parameter names of the layers named after the file, too.
+    TF_USE_LEGACY_KERAS=1 python -m tests.tf1_programs reference.npz
 """
 
 import inspect
+import json
 import os
 import pathlib
 import subprocess
@@ -24,8 +26,11 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from layers import tf1
+
 v1 = tf.compat.v1
 REPO = pathlib.Path(__file__).resolve().parents[1]
+LAYERS = [name for name in tf1.__all__ if name != "Layer"]  # TF 1.15's, in layers.tf1
 
 
 def inputs(shape, seed):
@@ -134,19 +139,21 @@ PROGRAMS = {
 }
 
 
-def reference(path, names=()):
-    """Runs every program with TensorFlow's own legacy layers, in a subprocess
-    under ``TF_USE_LEGACY_KERAS=1``, and returns the arrays it wrote to ``path``.
+def reference(path):
+    """Runs every program with TensorFlow's own legacy layers, and TensorFlow's
+    shim probe, in one subprocess under ``TF_USE_LEGACY_KERAS=1``; returns the
+    arrays it wrote to ``path``.
 
     Args:
-        path: the ``.npz`` file to write.
-        names: layer names whose parameter names to record too.
+        path: the ``.npz`` file to write; the probe saves its models beside it.
 
     Returns:
-        ``{key: array}``; read a program's part with :func:`unflat`.
+        ``{key: array}``; read a program's part with :func:`unflat`, a layer's
+        parameter names under ``"parameters|<layer>|"``, the shim's report with
+        :func:`shim_report`.
     """
     env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
-    command = [sys.executable, "-m", "tests.tf1_programs", str(path), *names]
+    command = [sys.executable, "-m", "tests.tf1_programs", str(path)]
     subprocess.run(command, env=env, cwd=REPO, check=True, capture_output=True)
     return dict(np.load(path))
 
@@ -163,8 +170,11 @@ def run(program, L, weights=None):
     Returns:
         ``{"variables": {name: array}, "outputs": {key: array}, "regularization":
         float, "updated": {name: array}}``: the variables as run, the outputs,
-        the sum of ``get_regularization_losses()``, the variables after one run
-        of ``UPDATE_OPS``.
+        the sum of ``get_regularization_losses()``, the variables after a run of
+        each ``UPDATE_OPS`` op in turn: one at a time, as two ops that update one
+        moving mean (a discriminator built twice) in one ``session.run`` apply in
+        either order, which moves the mean by up to 1e-4 of the batch means'
+        difference, run to run.
     """
     with tf.Graph().as_default():
         feed, outputs = program(L)
@@ -177,7 +187,8 @@ def run(program, L, weights=None):
             values = session.run(variables)
             results = session.run(outputs, feed)
             total = session.run(regularization, feed)
-            session.run(v1.get_collection(v1.GraphKeys.UPDATE_OPS), feed)
+            for update in v1.get_collection(v1.GraphKeys.UPDATE_OPS):
+                session.run(update, feed)
             updated = session.run(variables)
     return {"variables": values, "outputs": results, "regularization": total,
             "updated": updated}  # fmt: skip
@@ -218,16 +229,27 @@ def parameters(layer):
     return names[1:] if inspect.isclass(layer) else names
 
 
-def main(path, names):
-    """Writes every program's results and the parameters of ``names`` (all taken
-    from ``tf.compat.v1.layers``) to the ``.npz`` file ``path``."""
+def shim_report(arrays):
+    """The shim probe's report (see ``tests/tf1_shim_probe.py``) among
+    :func:`reference`'s arrays."""
+    return json.loads(str(arrays["shim|report|"]))
+
+
+def main(path):
+    """Writes every program's results, the parameters of :data:`LAYERS` (all
+    taken from ``tf.compat.v1.layers``) and the shim probe's report to the
+    ``.npz`` file ``path``."""
+    from tests import tf1_shim_probe  # noqa: PLC0415  (imports tf_keras)
+
     reference = {}
     for name, program in PROGRAMS.items():
         reference.update(flat(run(program, v1.layers), name))
-    for name in names:
+    for name in LAYERS:
         reference[f"parameters|{name}|"] = np.array(parameters(getattr(v1.layers, name)))
+    report = tf1_shim_probe.report(pathlib.Path(path).parent)
+    reference["shim|report|"] = np.array(json.dumps(report))
     np.savez(path, **reference)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    main(sys.argv[1])

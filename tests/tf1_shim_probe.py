@@ -8,6 +8,8 @@ Run with ``TF_USE_LEGACY_KERAS=1`` (tf_keras installed); prints one JSON line::
 ``{"weights": [before, after], "restored": {"keras": n, "h5": n},
 "difference": {"keras": d, "h5": d}}``: the weight counts, how many of the
 trained weights come back equal, the largest output difference after loading.
+The tests read it from ``tests/tf1_programs.py``'s reference run, which calls
+:func:`report`.
 """
 
 import json
@@ -31,7 +33,9 @@ class Net(tf_keras.layers.Layer):
             return tf.compat.v1.layers.dense(h, 1)
 
 
-def main(directory):
+def report(directory):
+    """Trains, saves (``.keras``, ``.h5``) under ``directory`` and loads the model;
+    returns the report the module docstring describes."""
     tf_keras.utils.set_random_seed(0)
     x = np.random.default_rng(0).standard_normal([64, 4]).astype(np.float32)
     inputs = tf_keras.Input((4,))
@@ -39,7 +43,7 @@ def main(directory):
     model.compile(tf_keras.optimizers.Adam(0.05), "mse")
     model.fit(x, x.sum(1, keepdims=True), epochs=5, verbose=0)
     before = model.predict(x, verbose=0)
-    report = {"restored": {}, "difference": {}}
+    result = {"restored": {}, "difference": {}}
     for suffix in ("keras", "h5"):
         path = pathlib.Path(directory) / f"model.{suffix}"
         model.save(path)
@@ -47,11 +51,11 @@ def main(directory):
         after = loaded.predict(x, verbose=0)
         equal = [np.array_equal(a, b) for a, b in zip(model.get_weights(),
                                                        loaded.get_weights(), strict=True)]
-        report["weights"] = [len(model.weights), len(loaded.weights)]
-        report["restored"][suffix] = int(sum(equal))
-        report["difference"][suffix] = float(np.abs(before - after).max())
-    print(json.dumps(report))
+        result["weights"] = [len(model.weights), len(loaded.weights)]
+        result["restored"][suffix] = int(sum(equal))
+        result["difference"][suffix] = float(np.abs(before - after).max())
+    return result
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    print(json.dumps(report(sys.argv[1])))

@@ -199,7 +199,7 @@ def test_cluster_trains_in_a_private_network_and_killed_workers_rejoin(
 
 
 def subprocess_launcher(argv):
-    env = {**os.environ, "PYTHONPATH": os.getcwd(), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}  # PYTHONPATH: tests/conftest.py
     return subprocess.Popen(
         [sys.executable, "-m", "experiments.ps", *argv],
         stdout=subprocess.DEVNULL,

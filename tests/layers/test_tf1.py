@@ -1,7 +1,5 @@
 """layers.tf1: TF 1.15's tf.layers on get_variable, against TensorFlow's legacy layers."""
 
-import importlib.util
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,21 +10,11 @@ from layers.errors import EagerError, ScopeError, ShapeError, ZooError
 from tests import tf1_programs
 
 v1 = tf.compat.v1
-LEGACY = importlib.util.find_spec("tf_keras") is not None
-LAYERS = [name for name in tf1.__all__ if name != "Layer"]
-
-
-@pytest.fixture(scope="module")
-def legacy(tmp_path_factory):
-    """What TensorFlow's own ``tf.compat.v1.layers`` (tf_keras) computes and takes."""
-    if not LEGACY:
-        pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
-    return tf1_programs.reference(tmp_path_factory.mktemp("legacy") / "ref.npz", LAYERS)
 
 
 @pytest.mark.parametrize("program", sorted(tf1_programs.PROGRAMS))
-def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy, program):
-    expected = tf1_programs.unflat(legacy, program)
+def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy_reference, program):
+    expected = tf1_programs.unflat(legacy_reference, program)
     found = tf1_programs.run(tf1_programs.PROGRAMS[program], tf1, expected["variables"])
     assert sorted(found["variables"]) == sorted(expected["variables"])
     assert sorted(found["outputs"]) == sorted(expected["outputs"])
@@ -36,9 +24,9 @@ def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy, program):
     assert found["regularization"] == pytest.approx(expected["regularization"], rel=1e-5)
 
 
-@pytest.mark.parametrize("name", LAYERS)
-def test_parameters_are_tensorflow_1_15s(legacy, name):
-    expected = list(legacy[f"parameters|{name}|"])
+@pytest.mark.parametrize("name", tf1_programs.LAYERS)
+def test_parameters_are_tensorflow_1_15s(legacy_reference, name):
+    expected = list(legacy_reference[f"parameters|{name}|"])
     found = tf1_programs.parameters(getattr(tf1, name))
     assert found[: len(expected)] == expected
     assert found == expected or name == "Flatten"  # TF's takes ``name`` in **kwargs

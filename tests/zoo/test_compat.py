@@ -1,7 +1,6 @@
 """zoo.compat: unmodified TF1 code (tf.compat.v1.layers, tf-slim 1.1.0) on Keras 3."""
 
 import importlib.util
-import json
 import os
 import re
 import subprocess
@@ -217,10 +216,9 @@ def test_dcgan_with_tf_layers_has_tf1_names_and_shares_its_discriminator(graph):
         assert all(g is not None for g in tf.gradients(logits, trained))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
-def test_dcgan_with_tf_layers_equals_tensorflows_legacy_layers(tmp_path):
+def test_dcgan_with_tf_layers_equals_tensorflows_legacy_layers(legacy_reference):
     zoo.compat.install()
-    expected = tf1_programs.unflat(tf1_programs.reference(tmp_path / "ref.npz"), "dcgan")
+    expected = tf1_programs.unflat(legacy_reference, "dcgan")
     found = tf1_programs.run(tf1_programs.dcgan, v1.layers, expected["variables"])
     assert sorted(found["variables"]) == sorted(expected["variables"])
     for part in ("outputs", "updated"):
@@ -253,15 +251,9 @@ def test_dcgan_discriminator_trains_as_a_keras_3_layer_and_keeps_its_weights(tmp
     np.testing.assert_array_equal(loaded.predict(images[:8]), model.predict(images[:8]))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None, reason="needs tf_keras")
-def test_tensorflows_shim_loses_weights_in_keras_files(tmp_path):
+def test_tensorflows_shim_loses_weights_in_keras_files(legacy_reference):
     """The docs' table: track_tf1_style_variables under tf_keras, saved as .keras."""
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.tf1_shim_probe", str(tmp_path)],
-        cwd=tf1_programs.REPO, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = tf1_programs.shim_report(legacy_reference)
     assert report["weights"][0] == report["weights"][1] == 8
     assert report["restored"] == {"keras": 2, "h5": 8}
     assert report["difference"]["keras"] > 0.1 and report["difference"]["h5"] == 0.0

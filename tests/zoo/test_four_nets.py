@@ -9,6 +9,13 @@ the variable names of the graph build; a ``Saver`` checkpoint restored with outp
 difference 0 in evaluation; the regularization losses equal in count and value; training
 lowers the loss; the moving statistics move in training and not in evaluation; in Keras,
 ``.keras`` save and load give the same output. docs/migrating.md has the table.
+
+TF1 code is graph code: it needs no AutoGraph, whose conversion of tf-slim's ResNet and
+Inception on every trace cost three quarters of this file's time. Those two run
+unconverted (``tf.autograph.experimental.do_not_convert``); AlexNet, the tutorial's net
+and docs/migrating.md's small TF-Slim ResNet (tests/zoo/test_migrating_doc.py) go
+through AutoGraph as a user's function does by default. Each net's tests share one
+graph-mode run: ``make test`` keeps them on one worker (``--dist loadgroup``).
 """
 
 import importlib.util
@@ -54,11 +61,13 @@ def alexnet_v2(images, training):
 
 
 @keras.saving.register_keras_serializable(package="tests")
+@tf.autograph.experimental.do_not_convert
 def resnet_v1_50(images, training):
     return slim_net("resnet_v1_50", training, images)
 
 
 @keras.saving.register_keras_serializable(package="tests")
+@tf.autograph.experimental.do_not_convert
 def inception_v1(images, training):
     return slim_net("inception_v1", training, images)
 
@@ -83,7 +92,12 @@ SLOW = {"alexnet_v2", "resnet_v1_50", "inception_v1"}
 ROUND_OFF = {"resnet_v1_50": 1e-4}  # see assert_restored
 GRAPH_ONLY = {"alexnet_v2": "max_pool2d", "inception_v1": "conv2d"}
 PARAMS = [
-    pytest.param(name, id=name, marks=[pytest.mark.slow] if name in SLOW else [])
+    pytest.param(
+        name,
+        id=name,
+        marks=[pytest.mark.xdist_group(f"four_nets_{name}")]
+        + ([pytest.mark.slow] if name in SLOW else []),
+    )
     for name in NETS
 ]
 
@@ -302,25 +316,20 @@ def test_zoo_layer_restores_exactly_trains_and_saves(graph_runs, name, tmp_path)
     layer, model = net.layer, net.model
     assert sorted(layer.variable_names) == sorted(run.names)
     restore_by_name(layer.tf1_variables, run.checkpoint)
-    x, y = inputs(name, rows=2 * BATCH), labels(2 * BATCH)
-    assert_restored(
-        name,
-        layer.tf1_variables,
-        run.checkpoint,
-        model.predict(x[:BATCH], verbose=0),
-        run.expected,
+    model.compile(  # before the first predict, which compile would trace again
+        keras.optimizers.SGD(LEARNING_RATE),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
+    x, y = inputs(name, rows=2 * BATCH), labels(2 * BATCH)  # x[:BATCH]: the graph's
+    start = moving(layer.tf1_variables)
+    evaluated = model.predict(x, batch_size=BATCH, verbose=0)
+    assert same_values(moving(layer.tf1_variables), start)
+    found = evaluated[:BATCH]
+    assert_restored(name, layer.tf1_variables, run.checkpoint, found, run.expected)
     penalty = tf.function(lambda x: (layer(x), layer.losses)[1])(x[:BATCH])
     np.testing.assert_allclose(sorted(np.array(penalty)), sorted(run.penalty), rtol=1e-6)
     assert len(penalty) == len(run.penalty)
 
-    start = moving(layer.tf1_variables)
-    model.predict(x, batch_size=BATCH, verbose=0)
-    assert same_values(moving(layer.tf1_variables), start)
-    model.compile(
-        keras.optimizers.SGD(LEARNING_RATE),
-        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-    )
     history = model.fit(x, y, batch_size=BATCH, epochs=4, shuffle=False, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     fitted = moving(layer.tf1_variables)
