@@ -1,7 +1,7 @@
 """Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
 
-:func:`install` changes attributes of TensorFlow's modules, and :func:`uninstall`
-puts back exactly what was there:
+:func:`install` changes attributes of TensorFlow's modules and of its ``Graph``
+class, and :func:`uninstall` puts back exactly what was there:
 
 * ``layers`` of every ``compat.v1`` namespace (``tf.compat.v1``, the module
   ``import tensorflow.compat.v1 as tf`` binds) becomes :mod:`layers.tf1` (under
