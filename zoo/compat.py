@@ -1,7 +1,7 @@
 """Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
 
-:func:`install` changes attributes of TensorFlow's modules, and :func:`uninstall`
-puts back exactly what was there:
+:func:`install` changes attributes of TensorFlow's modules and of its ``Graph``
+class, and :func:`uninstall` puts back exactly what was there:
 
 * ``layers`` of every ``compat.v1`` namespace (``tf.compat.v1``, the module
   ``import tensorflow.compat.v1 as tf`` binds) becomes :mod:`layers.tf1` (under
@@ -14,7 +14,14 @@ puts back exactly what was there:
   TensorFlow 2.21 removed (``ops.Tensor`` in every ``batch_norm`` and
   ``smart_cond``, ``control_flow_ops.cond``, ``array_ops.stack`` ...; see
   :data:`REMOVED`) come back as the public function or class they were; a
-  name that still exists is left alone.
+  name that still exists is left alone;
+* ``Graph.get_collection`` returns a :class:`Collection`, whose ``in`` compares
+  tensors and variables by identity, as TF1's ``==`` did: tf-slim's
+  ``batch_norm`` adds its moving statistics to ``variables_collections`` unless
+  ``variable in tf.get_collection(name)`` (``_add_variable_to_collections``,
+  as ``inception_v1``'s arg_scope asks; also ``slim.add_model_variable``), which
+  TensorFlow 2's element-wise ``==`` makes raise eagerly and in ``tf.function``.
+  TensorFlow's ``==`` itself stays as it is, for every thread.
 
 Importing this module changes nothing and does not import TensorFlow.
 
@@ -60,14 +67,56 @@ REMOVED = {
 _V1_NAMESPACE = re.compile(r"tensorflow(\._api\.v\d)?(\.compat\.v\d)?\.compat\.v1")
 
 
+class Collection(list):
+    """A graph collection as ``get_collection`` returns it under :func:`install`.
+
+    ``value in collection`` is TF1's: a tensor or variable is in it only as
+    itself (TensorFlow 2 compares them element-wise, so the test raises in eager
+    mode and in ``tf.function``, or answers by value); other values by ``==``.
+    """
+
+    def __contains__(self, value):
+        tensors = _tensor_classes()
+        by_value = not isinstance(value, tensors)
+        return any(
+            item is value or (by_value and not isinstance(item, tensors) and value == item)
+            for item in self
+        )
+
+
+@functools.cache
+def _tensor_classes():
+    """The classes whose ``==`` TensorFlow 2 makes element-wise (imports TensorFlow)."""
+    import tensorflow as tf
+
+    return (tf.Tensor, tf.Variable)
+
+
+@functools.cache
+def _get_collection_as_tf1():
+    """``Graph.get_collection`` returning a :class:`Collection` (the same one always,
+    wrapping the method as TensorFlow defines it)."""
+    from tensorflow.python.framework import ops
+
+    get_collection = ops.Graph.get_collection
+
+    @functools.wraps(get_collection)
+    def get_collection_as_tf1(graph, name, scope=None):
+        return Collection(get_collection(graph, name, scope))
+
+    return get_collection_as_tf1
+
+
 def changes():
     """What :func:`install` changes where needed (it imports TensorFlow).
 
     Returns:
-        ``(name, module, attribute, new value, replace)`` of each change;
+        ``(name, module, attribute, new value, replace)`` of each change (the
+        module: a module, or the class ``Graph``);
         ``replace`` False: made only where the attribute is missing.
     """
     import tensorflow as tf
+    from tensorflow.python.framework import ops
 
     from layers import tf1
 
@@ -78,6 +127,9 @@ def changes():
     ]
     normalization = importlib.import_module("tensorflow.python.layers.normalization")
     changes.append((normalization.__name__, normalization, "normalization", tf1, True))
+    get_collection = _get_collection_as_tf1()
+    name = f"{ops.__name__}.Graph.get_collection"
+    changes.append((name, ops.Graph, "get_collection", get_collection, True))
     for module_name, names in REMOVED.items():
         module = importlib.import_module(module_name)
         for attribute, public in names.items():

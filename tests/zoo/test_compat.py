@@ -49,14 +49,35 @@ def test_install_changes_what_is_missing_once_and_uninstall_puts_it_back():
         "tensorflow.compat.v1.layers", "tensorflow._api.v2.compat.v1.layers",
         "tensorflow.python.layers.normalization", "tensorflow.python.framework.ops.Tensor",
         "tensorflow.python.ops.control_flow_ops.cond",
+        "tensorflow.python.framework.ops.Graph.get_collection",
     } <= set(changed)  # fmt: skip
     now = current()
     assert now["tensorflow.compat.v1.layers"] is tf1 and ops.Tensor is tf.Tensor
     assert now["tensorflow.python.layers.normalization"] is tf1
+    assert type(v1.get_collection("any")) is zoo.compat.Collection
     assert zoo.compat.uninstall() == changed[::-1]
     assert same(current(), before)
     assert not hasattr(ops, "Tensor")
+    assert type(v1.get_collection("any")) is list
     assert zoo.compat.uninstall() == []
+
+
+@pytest.mark.parametrize("function_mode", [False, True], ids=["eager", "tf_function"])
+def test_collections_test_tensors_and_variables_by_identity(function_mode):
+    variable = tf.Variable([1.0, 2.0])
+
+    def membership():
+        tensor, scalar = tf.constant([1.0, 2.0]), tf.constant(1.0)
+        collection = zoo.compat.Collection([tensor, scalar, "name", 3])
+        return [
+            tensor in collection, tf.constant([1.0, 2.0]) not in collection,
+            tf.constant(1.0) not in collection, variable not in collection,
+            variable in zoo.compat.Collection([tensor, variable]),
+            "name" in collection, 3 in collection, "other" not in collection,
+        ]  # fmt: skip
+
+    assert all(tf.function(membership)() if function_mode else membership())
+    assert tf.is_tensor(tf.constant([1.0]) == tf.constant([1.0]))  # == as it was
 
 
 def test_uninstall_without_install_does_nothing():

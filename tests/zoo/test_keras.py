@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import zoo.compat
 from layers import ScopeError, ShapeError, ZooError
 from tests.zoo import tf1_code
 from zoo.sharing.keras import ZooLayer
@@ -402,12 +403,26 @@ def test_tf1_layer_regularizers_count_once_per_variable_in_graph_share_and_keras
     np.testing.assert_allclose(sorted(graph_values), sorted(expected), rtol=1e-5)
 
 
-def test_tf1_membership_tests_of_variables_run_eagerly_in_tf_function_and_keras():
+def test_tf1_membership_tests_of_variables_run_under_compat_and_leave_equality_alone():
+    seen = []  # per call of the function: in a tf.Graph, is == element-wise
+
+    def collected_pair(x):
+        in_graph = not (tf.executing_eagerly() or tf.inside_function())
+        same = tf.constant([1.0, 2.0]) == tf.constant([1.0, 2.0])
+        seen.append((in_graph, tf.is_tensor(same)))
+        return tf1_code.collected_pair(x)
+
     x = images(rows=2, width=tf1_code.WIDTH)
-    eager = share(tf1_code.collected_pair, "collected_eager")
-    traced = tf.function(share(tf1_code.collected_pair, "collected_traced"))
-    layer = ZooLayer(tf1_code.collected_pair)
-    model = keras.Sequential([keras.Input((tf1_code.WIDTH,)), layer])
-    for outputs in (eager(x), eager(x), traced(x), layer(x), model.predict(x, verbose=0)):
-        np.testing.assert_allclose(outputs, 6 * x, rtol=1e-6)
-    assert tf.constant([1.0, 2.0]).__eq__(tf.constant([1.0, 2.0])).shape == (2,)  # back
+    with pytest.raises(ValueError, match="truth value of an array"):
+        share(collected_pair, "collected_raw")(x)  # TensorFlow 2's ==, not installed
+    with zoo.compat.installed():
+        eager = share(collected_pair, "collected_eager")
+        traced = tf.function(share(collected_pair, "collected_traced"))
+        layer = ZooLayer(collected_pair)
+        model = keras.Sequential([keras.Input((tf1_code.WIDTH,)), layer])
+        outputs = [eager(x), eager(x), traced(x), layer(x), model.predict(x, verbose=0)]
+    for output in outputs:
+        np.testing.assert_allclose(output, 6 * x, rtol=1e-6)
+    # TensorFlow 2's == throughout (identity in the tf.Graph where ZooLayer finds its
+    # variables, as TensorFlow 2 has it there)
+    assert set(seen) == {(True, False), (False, True)}

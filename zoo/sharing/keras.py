@@ -45,7 +45,6 @@ from zoo.sharing.share import (
     new_variable_error,
     refuse_new_variables,
     takes_training,
-    tf1_equality,
 )
 
 
@@ -283,7 +282,6 @@ class ZooLayer(keras.layers.Layer):
         with (
             VariableStore().as_default(),
             refuse_new_variables(self.name, fix),
-            tf1_equality(),
             tf.compat.v1.variable_scope(
                 root, custom_getter=layer_weight, auxiliary_name_scope=False
             ),

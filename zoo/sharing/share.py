@@ -33,7 +33,6 @@ import inspect
 import weakref
 
 import tensorflow as tf
-from tensorflow.python.framework import tensor as _tensor
 from tensorflow.python.ops import variable_scope as _vs
 
 from layers.base import read_only
@@ -190,7 +189,6 @@ class Shared:
         with (
             store.as_default(),
             guard,
-            tf1_equality(),
             tf.compat.v1.variable_scope(
                 root,
                 custom_getter=store.recording_getter(),
@@ -293,26 +291,6 @@ class Shared:
             for name in sorted(regularizers.keys() & by_name.keys())
             for regularizer in regularizers[name]
         ]
-
-
-@contextlib.contextmanager
-def tf1_equality():
-    """TF1's ``==`` for a block: tensors and variables equal only themselves.
-
-    TF1 code tests membership, e.g. tf-slim's ``batch_norm`` runs
-    ``variable not in tf.compat.v1.get_collection(...)``; eagerly and in
-    ``tf.function`` TensorFlow 2 compares element-wise, and such a test raises
-    ("truth value of an array ... is ambiguous", "symbolic tf.Tensor as a Python
-    bool"). This is ``tf.compat.v1.disable_tensor_equality()`` while the block
-    runs; the setting before it comes back on leaving.
-    """
-    before = _tensor.Tensor._USE_EQUALITY  # noqa: SLF001  (no public getter)
-    tf.compat.v1.disable_tensor_equality()
-    try:
-        yield
-    finally:
-        if before:
-            tf.compat.v1.enable_tensor_equality()
 
 
 def call_builder(builder, args, kwargs, scope, reuse):
