@@ -1,7 +1,9 @@
 """Precision policies by scope: float32 variables read in bfloat16 or float16."""
 
+import gc
 import pathlib
 import re
+import weakref
 
 import keras
 import numpy as np
@@ -104,6 +106,22 @@ def test_a_tied_weight_read_twice_is_cast_once_per_step(graph):
     assert gradient.dtype == tf.float32
     # Both products' gradients meet in bfloat16, then one cast back to float32.
     assert gradient.op.type == "Cast" and gradient.op.inputs[0].dtype == tf.bfloat16
+
+
+def test_a_long_lived_getter_keeps_no_graph_alive():
+    # A template's getter outlives the graphs it reads in (tf.function traces).
+    getter = precision._getter(precision.get_policy("mixed_bfloat16"))  # noqa: SLF001
+    graphs = []
+    for _ in range(2):
+        with tf.Graph().as_default() as built, v1.variable_scope("s", custom_getter=getter):
+            first = v1.get_variable("w", [3])
+            with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+                again = v1.get_variable("w", [3])
+            assert again is first  # the cache's answer: the same cast read
+        graphs.append(weakref.ref(built))
+    del built, first, again
+    gc.collect()
+    assert [ref() for ref in graphs] == [None, None]
 
 
 def test_a_read_in_another_context_is_cast_anew(graph):

@@ -40,7 +40,7 @@ import tensorflow as tf
 
 from layers.checks import choice_problem, require
 from layers.errors import ScopeError
-from layers.variables import mark_cast_read
+from layers.variables import mark_cast_read, reading_through
 from zoo.constants import PRECISION_POLICIES
 
 
@@ -96,7 +96,8 @@ def policy(name):
     Re-enters the current variable scope with a custom getter: variables are
     created float32 (a request for the compute dtype makes a float32 one too),
     and trainable float32 ones are read cast to the compute dtype. The scopes
-    opened inside, and the ``zoo.share`` templates made inside, keep the getter.
+    opened inside keep the getter; a ``zoo.share`` model or a template reads
+    under the policy open where it is called, not where it was made.
 
     Args:
         name: ``"float32"``, ``"mixed_bfloat16"`` or ``"mixed_float16"``.
@@ -112,11 +113,7 @@ def policy(name):
     chosen = get_policy(name)
     token = _current.set(chosen)
     try:
-        with tf.compat.v1.variable_scope(
-            tf.compat.v1.get_variable_scope(),
-            custom_getter=_getter(chosen),
-            auxiliary_name_scope=False,
-        ):
+        with reading_through(_getter(chosen)):
             yield chosen
     finally:
         _current.reset(token)
@@ -193,7 +190,9 @@ def cast_to_compute(tensor):
 
 def _getter(chosen):
     """The custom getter of ``chosen``: float32 variables, cast reads."""
-    casts = weakref.WeakKeyDictionary()  # graph -> {read context: cast tensor}
+    # graph -> {read context: the cast tensor's name}: names, not tensors, which
+    # would hold their graph (a tf.function trace's) alive as long as the getter.
+    casts = weakref.WeakKeyDictionary()
 
     def read(getter, name, *args, **kwargs):
         read_by_inner = _inner_read.get()
@@ -231,9 +230,11 @@ def _read(variable, chosen, casts=None):
     graph = tf.compat.v1.get_default_graph()
     in_graph = casts.setdefault(graph, {})
     key = _read_context(graph, variable)
-    if key not in in_graph:
-        in_graph[key] = cast()
-    return in_graph[key]
+    if key in in_graph:
+        return graph.get_tensor_by_name(in_graph[key])
+    read = cast()
+    in_graph[key] = read.name
+    return read
 
 
 def _read_context(graph, variable):
