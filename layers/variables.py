@@ -138,6 +138,23 @@ def get_variable(
         raise translate_error(owner, full_name(name), list(shape), err) from None
 
 
+def reading_through(custom_getter):
+    """The current variable scope re-entered with ``custom_getter``, no new name scope.
+
+    What is built inside gets its variables through ``custom_getter``, stacked on
+    the scope's own getters (a precision policy, a snapshot's frozen reads, a
+    recording store).
+
+    Returns:
+        The ``tf.compat.v1.variable_scope`` context manager.
+    """
+    return tf.compat.v1.variable_scope(
+        tf.compat.v1.get_variable_scope(),
+        custom_getter=custom_getter,
+        auxiliary_name_scope=False,
+    )
+
+
 # The attribute a precision policy's cast read carries: the float32 variable it reads.
 _STORED_AS = "_zoo_stored_variable"
 

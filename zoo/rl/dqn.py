@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from layers.checks import int_problem, probability_problem, require
 from layers.errors import ScopeError, ShapeError, ZooError
+from layers.variables import reading_through
 from zoo.models.parts import builder_scope
 from zoo.models.qnet import huber, q_network, td_target
 from zoo.sharing.state import check_tau, copy_variables, frozen_copy, frozen_getter
@@ -327,11 +328,7 @@ def _td_parts(transitions, build, n_actions, target_network, double, gamma, buil
     if not target_network:
         next_q = build(next_observations, "online", reuse=True).q_values
     elif reuse:  # read as frozen_copy reads it: no gradient, in the precision policy
-        with tf.compat.v1.variable_scope(
-            tf.compat.v1.get_variable_scope(),
-            custom_getter=frozen_getter,
-            auxiliary_name_scope=False,
-        ):
+        with reading_through(frozen_getter):
             next_q = build(next_observations, "target", reuse=True).q_values
     else:
         snapshot = frozen_copy(

@@ -37,6 +37,7 @@ import keras
 import tensorflow as tf
 
 from layers.errors import ShapeError, ZooError
+from layers.variables import reading_through
 from zoo.models import get_model
 from zoo.sharing.share import (
     VariableStore,
@@ -96,11 +97,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
         store.as_default(),
     ):
         inputs = [tf.compat.v1.placeholder(dtype, shape) for shape in input_shapes]
-        with tf.compat.v1.variable_scope(
-            tf.compat.v1.get_variable_scope(),
-            custom_getter=store.recording_getter(),
-            auxiliary_name_scope=False,
-        ):
+        with reading_through(store.recording_getter()):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
     asked = set(store.asked)
     _refuse_other_variables(owner, [v for kw, v in created if kw["name"] not in asked])

@@ -32,7 +32,7 @@ import tensorflow as tf
 
 from layers.checks import probability_problem, require
 from layers.errors import EagerError, ScopeError, ShapeError, ZooError
-from layers.variables import full_name
+from layers.variables import full_name, reading_through
 from zoo.training import precision
 
 FROZEN_VARIABLES = "zoo_frozen_variables"
@@ -211,11 +211,7 @@ def frozen_copy(
     require_collections(owner, "frozen_template(name, builder)")
     check_tau(owner, tau)
     scope_name = full_scope(owner, dst_scope)
-    current = tf.compat.v1.get_variable_scope()
-    getter = frozen_getter if use_resource else _frozen_ref_getter
-    with tf.compat.v1.variable_scope(
-        current, custom_getter=getter, auxiliary_name_scope=False
-    ):
+    with reading_through(frozen_getter if use_resource else _frozen_ref_getter):
         output = builder(dst_scope)
     sync = copy_scope(src_scope, dst_scope, tau, include_non_trainable)
     return Snapshot(
