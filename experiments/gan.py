@@ -1,16 +1,13 @@
 """Shared vs unshared discriminator: what the GAN's ``reuse=True`` buys.
 
-A DCGAN (:func:`zoo.models.gan.conv_generator`: z -> 7x7x64 -> 14x14x32 ->
-28x28x1; :func:`zoo.models.gan.conv_discriminator`: 28x28x1 -> 14x14x32 ->
-7x7x64 -> 1; Adam 2e-4, beta1 0.5, batch 64, 3,000 steps; samples from an
-exponential moving average of the generator) is trained on Fashion-MNIST
-twice: with the discriminator of the generated images reusing the variables of
-the discriminator of the real images (shared, the GAN), and with a second
-discriminator of its own (unshared, the classic mistake: it never sees a real
-image). Each step is the discriminator's update, then the generator's against
-the updated discriminator (:func:`zoo.training.gan.gan_update`), 32 steps per
-``session.run`` (:func:`experiments.harness.train.train_updates`).
-``--architecture mlp`` trains the one-hidden-layer MLP GAN of earlier runs.
+A DCGAN (:mod:`zoo.models.gan`: z -> 7x7x64 -> 14x14x32 -> 28x28x1 and back down
+to 1; Adam 2e-4, beta1 0.5, batch 64, 3,000 steps; samples from an exponential
+moving average of the generator) is trained on Fashion-MNIST twice: the
+discriminator of the generated images reusing the variables of the one of the
+real images (shared, the GAN), and a second discriminator of its own (unshared,
+the classic mistake: it never sees a real image). Each step updates the
+discriminator, then the generator against it (:func:`zoo.training.gan.gan_update`),
+32 steps per ``session.run``. ``--architecture mlp``: the MLP GAN of earlier runs.
 
 Sample quality is the Frechet classifier distance (FCD, :mod:`zoo.frechet`): the
 Frechet distance between the test images and generated samples in the last
@@ -24,10 +21,9 @@ Usage::
         --data-dir /usr/share/datasets/fashion-mnist --out runs/gan/full
     python -m experiments.gan --quick --variant shared --data-dir DIR
 
-Writes ``results.json``, ``fcd.png`` (FCD and losses against the step),
-``coverage.png`` (the classes of the final samples under the feature classifier),
-``samples_<variant>.png`` and TensorBoard events under ``tensorboard/<variant>/``
-into the run directory; checkpoints go to ``checkpoints/`` (``--resume``).
+Writes ``results.json``, ``fcd.png`` (FCD and losses by step), ``coverage.png``
+(the final samples' classes), ``samples_<variant>.png``, TensorBoard events
+(``tensorboard/<variant>/``) and checkpoints (``checkpoints/``, ``--resume``).
 """
 
 import time
