@@ -135,6 +135,13 @@ def worst(variants):
     return {key: min(variant["bf16"][key] for variant in variants) for key in RATIOS}
 
 
+def timed_rows(results):
+    """Yields ``(model, row)`` for each row of the bench's results with a ``bf16`` entry."""
+    for model, entry in results.items():
+        if isinstance(entry, dict) and "bf16" in entry:
+            yield model, entry
+
+
 def summary(results, flags):
     """Returns the JSON's top-level ``bf16``: the policy, the CPU's flags, the goals.
 
@@ -147,11 +154,7 @@ def summary(results, flags):
         goal (``"ratio_fp32 >= 1.3"``) to ``{"asked_of", "rows": {model: ratio},
         "holds": bool}`` over the models timed (``holds`` is false where none was).
     """
-    rows = {
-        model: entry["bf16"]
-        for model, entry in results.items()
-        if isinstance(entry, dict) and "bf16" in entry
-    }
+    rows = {model: entry["bf16"] for model, entry in timed_rows(results)}
     goals = {}
     for key, least, models in GOALS:
         ratios = {m: row[key] for m, row in rows.items() if models is None or m in models}
@@ -179,9 +182,7 @@ def report(results):
         f"{POLICY:26}  ours fp32 ->    bf16 at its best     Keras bf16 at its best"
         "         | ratio_fp32 ratio_keras_best | CPU: the same"
     ]
-    for model, entry in results.items():
-        if not (isinstance(entry, dict) and "bf16" in entry):
-            continue
+    for model, entry in timed_rows(results):
         for variant, timing in entry["variants"].items():
             row, speeds = timing["bf16"], timing["bf16"]["steps_per_s"]
             lines.append(
