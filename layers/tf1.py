@@ -42,7 +42,13 @@ from layers.checks import (
 )
 from layers.errors import ShapeError, ZooError
 from layers.normalization import check_training, moving_statistics_update
-from layers.variables import full_name, require_graph, translate_error
+from layers.variables import (
+    at_least_float32,
+    full_name,
+    in_dtype_of,
+    require_graph,
+    translate_error,
+)
 
 ZEROS = tf.compat.v1.zeros_initializer()
 ONES = tf.compat.v1.ones_initializer()
@@ -163,7 +169,7 @@ class Layer:
                 self.dtype = tf.as_dtype(self.dtype or inputs.dtype.base_dtype)
                 self.build(inputs.shape)
                 self.built = True
-            outputs = self.call(inputs, *args, **kwargs)
+            outputs = self.call(self._cast_inputs(inputs), *args, **kwargs)
             if self.activity_regularizer is not None:
                 loss = self.activity_regularizer(outputs)
                 batch = tf.cast(tf.shape(outputs)[0], loss.dtype)
@@ -181,6 +187,10 @@ class Layer:
 
     def build(self, input_shape):
         """Makes the layer's variables (none here)."""
+
+    def _cast_inputs(self, inputs):
+        """The inputs as :meth:`call` takes them: here as they are."""
+        return inputs
 
     def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
                    trainable=True, constraint=None):  # fmt: skip
@@ -294,6 +304,11 @@ class _Projection(Layer):
         self.activation, self.use_bias = activation, use_bias
         self._kernel_settings, self._bias_settings = settings(*kernel), settings(*bias)
         self.kernel = self.bias = None
+
+    def _cast_inputs(self, inputs):
+        """The inputs in the dtype the weights are read in: a precision policy's
+        compute dtype (``zoo.training.precision``), as the zoo's layers do."""
+        return in_dtype_of(inputs, self.weights[0])
 
     def _make_bias(self, width):
         if self.use_bias:
@@ -639,9 +654,11 @@ class BatchNormalization(Layer):
         rank = inputs.shape.rank
         reduction = [i for i in range(rank) if i not in self._axes]
         moving = [self.moving_mean, self.moving_variance]
+        # In float32 under a precision policy too; the output in the inputs' dtype.
+        inputs32 = at_least_float32(inputs)
 
         def batch_moments():
-            return tf.nn.moments(inputs, reduction, keepdims=len(self._axes) > 1)
+            return tf.nn.moments(inputs32, reduction, keepdims=len(self._axes) > 1)
 
         if training is False:
             mean, variance = moving
@@ -659,11 +676,15 @@ class BatchNormalization(Layer):
             self._updates += moving_statistics_update(
                 training, self.momentum, moving, mean, toward
             )
-        return tf.nn.batch_normalization(
-            inputs,
-            *(self._broadcast(v, rank) for v in (mean, variance, self.beta, self.gamma)),
+        offset, scale = (
+            None if v is None else at_least_float32(v) for v in (self.beta, self.gamma)
+        )
+        outputs = tf.nn.batch_normalization(
+            inputs32,
+            *(self._broadcast(v, rank) for v in (mean, variance, offset, scale)),
             self.epsilon,
         )
+        return tf.cast(outputs, inputs.dtype)
 
 
 class Dropout(Layer):

@@ -194,8 +194,12 @@ def at_least_float32(tensor):
 
     Where a precision policy's products end, what must stay exact (batch-norm
     statistics, softmax, cross-entropies, loss reductions) reads its input
-    through this; a float32 graph gets no op from it.
+    through this; a float32 graph gets no op from it. A policy's cast read of a
+    variable gives back the stored float32 variable (:func:`stored_variable`):
+    its exact value, no cast either way.
     """
+    if stored_variable(tensor) is not tensor:
+        return stored_variable(tensor)
     if tensor.dtype in (tf.bfloat16, tf.float16):
         return tf.cast(tensor, tf.float32)
     return tensor

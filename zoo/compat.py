@@ -15,6 +15,12 @@ class, and :func:`uninstall` puts back exactly what was there:
   ``smart_cond``, ``control_flow_ops.cond``, ``array_ops.stack`` ...; see
   :data:`REMOVED`) come back as the public function or class they were; a
   name that still exists is left alone;
+* a weight regularizer of TensorFlow's own legacy layers (what tf-slim's
+  ``conv2d`` and ``fully_connected`` build, ``weights_regularizer=``) is applied
+  to the stored float32 variable when a precision policy
+  (``zoo.training.precision``) hands the layer a cast read, and once per
+  variable, as TF1 did (on the cast read it was a bfloat16 loss, which
+  ``get_total_loss`` cannot add to a float32 one, and a new loss at each reuse);
 * ``Graph.get_collection`` returns a :class:`Collection`, whose ``in`` compares
   tensors and variables by identity, as TF1's ``==`` did: tf-slim's
   ``batch_norm`` adds its moving statistics to ``variables_collections`` unless
@@ -47,6 +53,7 @@ from layers.errors import ZooError
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
 
 _ABSENT = object()  # an attribute that did not exist before install()
+_REGULARIZED = "_zoo_regularized"  # set on a variable a legacy layer regularized
 _lock = threading.Lock()
 _changed = []  # (name, module, attribute, value before install()), in install order
 
@@ -107,6 +114,35 @@ def _get_collection_as_tf1():
     return get_collection_as_tf1
 
 
+# TensorFlow's internal Keras 2 base layers, whose ``_handle_weight_regularization``
+# its legacy layers call (the v1 one in graph mode, where tf-slim builds).
+KERAS2_BASE_LAYERS = (
+    "tensorflow.python.keras.engine.base_layer",
+    "tensorflow.python.keras.engine.base_layer_v1",
+)
+
+
+@functools.cache
+def _regularizing_stored_variables(module_name):
+    """``Layer._handle_weight_regularization`` of the module ``module_name`` applied
+    to the float32 variable behind a precision policy's cast read, once per variable
+    (the same function always, wrapping the method as TensorFlow defines it)."""
+    from layers.variables import stored_variable
+
+    handle = importlib.import_module(module_name).Layer._handle_weight_regularization
+
+    @functools.wraps(handle)
+    def regularize_stored(layer, name, variable, regularizer):
+        stored = stored_variable(variable)
+        if stored is not variable:
+            if getattr(stored, _REGULARIZED, False):
+                return None  # a reuse: TF1 regularized a variable when it was made
+            setattr(stored, _REGULARIZED, True)
+        return handle(layer, name, stored, regularizer)
+
+    return regularize_stored
+
+
 def changes():
     """What :func:`install` changes where needed (it imports TensorFlow).
 
@@ -127,6 +163,13 @@ def changes():
     ]
     normalization = importlib.import_module("tensorflow.python.layers.normalization")
     changes.append((normalization.__name__, normalization, "normalization", tf1, True))
+    for module_name in KERAS2_BASE_LAYERS:
+        method = "_handle_weight_regularization"
+        layer_class = importlib.import_module(module_name).Layer
+        regularize = _regularizing_stored_variables(module_name)
+        changes.append(
+            (f"{module_name}.Layer.{method}", layer_class, method, regularize, True)
+        )
     get_collection = _get_collection_as_tf1()
     name = f"{ops.__name__}.Graph.get_collection"
     changes.append((name, ops.Graph, "get_collection", get_collection, True))

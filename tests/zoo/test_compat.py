@@ -185,6 +185,48 @@ def test_tf_slim_nets_build_and_run_with_their_default_batch_norm(
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tf_slim") is None, reason="needs tf-slim")
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_tf_slim_under_a_precision_policy_regularizes_each_float32_weight_once(
+    graph, policy
+):
+    """tf-slim's conv2d and fully_connected are TensorFlow's legacy Keras layers: under
+    a policy their weights_regularizer gets the float32 variable, once, reuse or not."""
+    import tf_slim as slim
+
+    from zoo import precision
+
+    zoo.compat.install()
+    images = v1.placeholder(tf.float32, [4, 8, 8, 3])
+
+    def net(reuse):
+        layers = [slim.conv2d, slim.fully_connected]
+        with slim.arg_scope(layers, weights_regularizer=slim.l2_regularizer(0.1)):
+            h = slim.conv2d(images_in, 4, 3, scope="conv", reuse=reuse)
+            h = slim.batch_norm(h, is_training=True, scope="bn", reuse=reuse)
+            return slim.fully_connected(slim.flatten(h), 3, scope="fc", reuse=reuse)
+
+    with precision.policy(policy):
+        images_in = precision.cast_to_compute(images)
+        logits, again = net(None), net(True)
+    compute = precision.get_policy(policy).compute_dtype
+    assert logits.dtype == again.dtype == compute
+    assert {v.dtype for v in v1.global_variables()} == {tf.float32}
+    penalties = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert [p.dtype for p in penalties] == [tf.float32, tf.float32]  # not once per call
+    v1.losses.softmax_cross_entropy(
+        tf.one_hot([0, 1, 2, 0], 3), tf.cast(logits, tf.float32)
+    )
+    train = v1.train.GradientDescentOptimizer(0.1).minimize(v1.losses.get_total_loss())
+    weights = [v for v in v1.trainable_variables() if v.name.endswith("weights:0")]
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        penalty_values, weight_values = session.run([penalties, weights])
+        session.run(train, {images: np.random.default_rng(6).uniform(size=[4, 8, 8, 3])})
+    expected = [0.1 * np.square(w).sum() / 2 for w in weight_values]
+    np.testing.assert_allclose(penalty_values, expected, rtol=1e-6)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tf_slim") is None, reason="needs tf-slim")
 def test_slim_batch_norm_default_path_equals_its_fused_kernel(graph):
     import tf_slim as slim
 

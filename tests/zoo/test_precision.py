@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from layers import BatchNorm, ReadOut
+from layers import BatchNorm, ReadOut, tf1
 from layers.errors import ScopeError, ZooError
 from tests.zoo import tf1_code
 from zoo import (
@@ -246,6 +246,40 @@ def test_user_tf1_code_under_a_policy(graph):
     ]
     (penalty,) = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
     assert penalty.dtype == tf.float32  # TensorFlow hands the variable itself
+
+
+def test_tf_layers_cast_their_inputs_and_keep_batch_norm_and_decay_float32(graph):
+    """tf.compat.v1.layers code (layers.tf1) under a policy: float32 inputs cast on
+    entry, batch-norm statistics from float32, regularizers on the float32 kernels."""
+    images = v1.placeholder(tf.float32, [8, 6, 6, 3])
+
+    def decay(weight):
+        return 0.1 * tf.reduce_sum(tf.square(weight))
+
+    with precision.policy("mixed_bfloat16"):
+        features = tf1.conv2d(images, 4, 3, kernel_regularizer=decay)
+        normalized = tf1.batch_normalization(features, momentum=0.0, training=True)
+        logits = tf1.dense(tf1.flatten(normalized), 3, kernel_regularizer=decay)
+    convolution = next(op for op in graph.get_operations() if op.type == "Conv2D")
+    assert convolution.inputs[0].dtype == tf.bfloat16 == features.dtype == logits.dtype
+    assert normalized.dtype == tf.bfloat16 and product_dtypes(graph) == {tf.bfloat16}
+    penalties = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
+    assert [p.dtype for p in penalties] == [tf.float32, tf.float32]
+    (moving_mean,) = [v for v in v1.global_variables() if "moving_mean" in v.name]
+    kernels = [v for v in v1.trainable_variables() if v.name.endswith("kernel:0")]
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        feed = {images: np.random.default_rng(4).normal(1.0, 2.0, (8, 6, 6, 3))}
+        values, *_ = session.run(
+            [features, v1.get_collection(v1.GraphKeys.UPDATE_OPS)], feed
+        )
+        moved, penalty_values, kernel_values = session.run(
+            [moving_mean, penalties, kernels]
+        )
+    # momentum 0: the moving mean is the batch mean, taken in float32 of the bf16 values
+    np.testing.assert_allclose(moved, values.astype(np.float32).mean((0, 1, 2)), rtol=1e-5)
+    expected = [0.1 * np.square(k).sum() for k in kernel_values]
+    np.testing.assert_allclose(penalty_values, expected, rtol=1e-6)
 
 
 def test_integer_boolean_and_untrained_variables_are_never_cast(graph):
