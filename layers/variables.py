@@ -196,10 +196,12 @@ def at_least_float32(tensor):
     statistics, softmax, cross-entropies, loss reductions) reads its input
     through this; a float32 graph gets no op from it. A policy's cast read of a
     variable gives back the stored float32 variable (:func:`stored_variable`):
-    its exact value, no cast either way.
+    its exact value, no cast either way. A Keras variable is read first: inside a
+    layer's call under a Keras mixed policy it reads in the compute dtype.
     """
-    if stored_variable(tensor) is not tensor:
-        return stored_variable(tensor)
+    tensor = stored_variable(tensor)
+    if not isinstance(tensor, tf.Variable):
+        tensor = tf.convert_to_tensor(tensor)
     if tensor.dtype in (tf.bfloat16, tf.float16):
         return tf.cast(tensor, tf.float32)
     return tensor

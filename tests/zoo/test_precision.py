@@ -562,6 +562,28 @@ def test_zoo_layer_follows_the_keras_dtype_policy():
     np.testing.assert_allclose(moving_mean.numpy(), 0.01 * data.mean(0), rtol=0.05)
 
 
+def tf_layers_classifier(images, training):
+    """TF1 code whose variables take their inputs' dtype (tf.layers' default)."""
+    decay = tf1.dense(images, 8, kernel_regularizer=lambda w: 0.1 * tf.nn.l2_loss(w))
+    normalized = tf1.batch_normalization(decay, momentum=0.0, training=training)
+    return tf1.dense(tf.nn.relu(normalized), 3)
+
+
+def test_zoo_layer_under_a_mixed_policy_stores_tf_layers_variables_in_float32():
+    layer = ZooLayer(tf_layers_classifier, dtype="mixed_bfloat16")
+    inputs = keras.Input((6,))
+    model = keras.Model(inputs, layer(inputs))
+    assert {w.dtype for w in layer.weights} == {"float32"}  # not the inputs' bfloat16
+    assert [w.dtype for w in layer.tf1_variables.values()] == [tf.float32] * 8
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    data = np.random.default_rng(7).normal(1.0, 2.0, (32, 6)).astype(np.float32)
+    history = model.fit(data, np.arange(32) % 3, batch_size=32, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert [loss.dtype for loss in layer.losses] == [tf.float32]
+    kernel = layer.tf1_variables["dense/kernel"].numpy()
+    np.testing.assert_allclose(layer.losses[0], 0.05 * np.square(kernel).sum(), rtol=1e-5)
+
+
 def test_a_state_copy_moves_float32_variables_built_under_a_policy(graph):
     x = v1.placeholder(tf.float32, [None, 784])
     with precision.policy("mixed_bfloat16"):

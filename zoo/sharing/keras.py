@@ -37,7 +37,8 @@ import keras
 import tensorflow as tf
 
 from layers.errors import ShapeError, ZooError
-from layers.variables import reading_through
+from layers.variables import mark_cast_read, reading_through
+from zoo.constants import PRECISION_POLICIES
 from zoo.models import get_model
 from zoo.sharing.share import (
     VariableStore,
@@ -47,6 +48,7 @@ from zoo.sharing.share import (
     refuse_new_variables,
     takes_training,
 )
+from zoo.training import precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +63,15 @@ class VariableSpec:
     regularizers: tuple = ()
 
 
-def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **builder_kwargs):
+def variable_specs(
+    owner,
+    builder,
+    input_shapes,
+    scope,
+    dtype=tf.float32,
+    policy="float32",
+    **builder_kwargs,
+):
     """Builds ``builder`` in a scratch graph and lists the variables it creates.
 
     Args:
@@ -72,6 +82,9 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
             static batch size).
         scope: the scope to build under, or None.
         dtype: the dtype of the scratch inputs.
+        policy: the precision policy (:func:`zoo.training.precision.policy`) the
+            function is built under: a mixed one stores in float32 what it asks
+            for in the compute dtype, as Keras' mixed policies do.
         **builder_kwargs: other arguments of ``builder``.
 
     Returns:
@@ -97,7 +110,7 @@ def variable_specs(owner, builder, input_shapes, scope, dtype=tf.float32, **buil
         store.as_default(),
     ):
         inputs = [tf.compat.v1.placeholder(dtype, shape) for shape in input_shapes]
-        with reading_through(store.recording_getter()):
+        with reading_through(store.recording_getter()), precision.policy(policy):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
     asked = set(store.asked)
     _refuse_other_variables(owner, [v for kw, v in created if kw["name"] not in asked])
@@ -191,6 +204,7 @@ class ZooLayer(keras.layers.Layer):
         self.scope = scope
         self.builder_kwargs = kwargs
         self._by_name = {}  # TF1 name -> its Keras weight
+        self._variables = {}  # TF1 name -> the tf.Variable behind its weight
         self._input_shapes = []
 
     def build(self, input_shape):
@@ -206,6 +220,7 @@ class ZooLayer(keras.layers.Layer):
             self._input_shapes,
             self.scope,
             tf.as_dtype(self.compute_dtype),
+            self._precision_policy(),
             **self._call_kwargs(training=False),
         )
         self._by_name = {
@@ -220,6 +235,14 @@ class ZooLayer(keras.layers.Layer):
             )
             for spec in specs
         }
+        # Read outside any autocast: the variables themselves, for checkpoints by
+        # name and for the precision policy's mark on a cast read.
+        self._variables = {name: weight.value for name, weight in self._by_name.items()}
+
+    def _precision_policy(self):
+        """The zoo's precision policy of the Keras dtype policy (float32 for another)."""
+        name = self.dtype_policy.name
+        return name if name in PRECISION_POLICIES else "float32"
 
     @property
     def variable_names(self):
@@ -238,7 +261,7 @@ class ZooLayer(keras.layers.Layer):
         ``zoo.sharing.share.restore_by_name(layer.tf1_variables, "tf1.ckpt")`` loads a TF1
         program's checkpoint into the layer; ``save_by_name`` writes one.
         """
-        return {name: weight.value for name, weight in self._by_name.items()}
+        return dict(self._variables)
 
     def call(self, inputs, training=None):
         """Runs the function on ``inputs`` with this layer's weights; returns ``output``.
@@ -271,7 +294,10 @@ class ZooLayer(keras.layers.Layer):
                     f"{[t.shape.as_list() for t in tensors]}; feed inputs of the shapes "
                     "the layer was built for, or build a new layer for these"
                 )
-            return weight.value
+            # Under a mixed Keras policy a trainable weight reads cast: marked, so a
+            # regularizer or a float32 statistic finds the variable behind it.
+            read, variable = weight.value, self._variables[name]
+            return read if read is variable else mark_cast_read(read, variable)
 
         root = tf.compat.v1.get_variable_scope()
         losses = tf.compat.v1.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)

@@ -37,7 +37,7 @@ from tensorflow.python.ops import variable_scope as _vs
 
 from layers.base import read_only
 from layers.errors import ScopeError
-from layers.variables import full_name
+from layers.variables import full_name, stored_variable
 from zoo.models.parts import AUTO_REUSE, check_scope_args
 from zoo.sharing.restore import checkpoint_slots, plan_restore
 from zoo.sharing.state import variable_slot
@@ -114,8 +114,9 @@ class _RegularizerStore(_vs._VariableStore):
         self.layer_regularizers = {}  # name -> the regularizer a TF1 layer added
 
     def add_regularizer(self, variable, regularizer):
-        """Keeps a TF1 layer's regularizer of ``variable``: the first one per name."""
-        name = checkpoint_name(variable)
+        """Keeps a TF1 layer's regularizer of ``variable`` (or of the variable behind
+        a precision policy's cast read): the first one per name."""
+        name = checkpoint_name(stored_variable(variable))
         if self.layer_regularizers.get(name) is None:
             self.layer_regularizers[name] = _giving_a_loss(regularizer, variable)
 
