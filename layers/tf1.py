@@ -170,8 +170,8 @@ class Layer:
                 self.build(inputs.shape)
                 self.built = True
             outputs = self.call(self._cast_inputs(inputs), *args, **kwargs)
-            if self.activity_regularizer is not None:
-                loss = self.activity_regularizer(outputs)
+            if self.activity_regularizer is not None:  # a float32 loss under a policy
+                loss = self.activity_regularizer(at_least_float32(outputs))
                 batch = tf.cast(tf.shape(outputs)[0], loss.dtype)
                 tf.compat.v1.add_to_collection(
                     tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, loss / batch

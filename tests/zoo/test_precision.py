@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from layers import BatchNorm, ReadOut, tf1
 from layers.errors import ScopeError, ZooError
+from tests import tf1_programs
 from tests.zoo import tf1_code
 from zoo import (
     ZooLayer,
@@ -280,6 +281,31 @@ def test_tf_layers_cast_their_inputs_and_keep_batch_norm_and_decay_float32(graph
     np.testing.assert_allclose(moved, values.astype(np.float32).mean((0, 1, 2)), rtol=1e-5)
     expected = [0.1 * np.square(k).sum() for k in kernel_values]
     np.testing.assert_allclose(penalty_values, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(tf1_programs.PROGRAMS))
+def test_tf1_programs_in_bfloat16_follow_their_float32_run(name):
+    """Every tf.compat.v1.layers program of tests/tf1_programs.py (dense, convolutions,
+    pooling, batch norm, a DCGAN), built under the policy on the float32 run's weights:
+    outputs, moved statistics and penalties within bfloat16's rounding."""
+    program = tf1_programs.PROGRAMS[name]
+
+    def in_bfloat16(layers_namespace):
+        with precision.policy("mixed_bfloat16"):
+            return program(layers_namespace)
+
+    expected = tf1_programs.run(program, tf1)
+    found = tf1_programs.run(in_bfloat16, tf1, expected["variables"])
+    assert {v.dtype for v in found["variables"].values()} <= {np.dtype("float32")}
+    # weight penalties exact, activity penalties of bfloat16 outputs within rounding
+    np.testing.assert_allclose(found["regularization"], expected["regularization"], 0.01)
+    for part in ("outputs", "updated"):
+        assert found[part].keys() == expected[part].keys()
+        for key, value in expected[part].items():
+            value = np.asarray(value, np.float32)
+            scale = max(np.abs(value).max(), 1.0)
+            got = np.asarray(found[part][key], np.float32)
+            np.testing.assert_allclose(got, value, atol=0.03 * scale, err_msg=key)
 
 
 def test_integer_boolean_and_untrained_variables_are_never_cast(graph):
