@@ -283,19 +283,20 @@ def test_tf_layers_cast_their_inputs_and_keep_batch_norm_and_decay_float32(graph
     np.testing.assert_allclose(penalty_values, expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 @pytest.mark.parametrize("name", sorted(tf1_programs.PROGRAMS))
-def test_tf1_programs_in_bfloat16_follow_their_float32_run(name):
+def test_tf1_programs_in_mixed_precision_follow_their_float32_run(name, policy):
     """Every tf.compat.v1.layers program of tests/tf1_programs.py (dense, convolutions,
-    pooling, batch norm, a DCGAN), built under the policy on the float32 run's weights:
-    outputs, moved statistics and penalties within bfloat16's rounding."""
+    pooling, batch norm, a DCGAN), built under a policy on the float32 run's weights:
+    outputs, moved statistics and penalties within the compute dtype's rounding."""
     program = tf1_programs.PROGRAMS[name]
 
-    def in_bfloat16(layers_namespace):
-        with precision.policy("mixed_bfloat16"):
+    def under_the_policy(layers_namespace):
+        with precision.policy(policy):
             return program(layers_namespace)
 
     expected = tf1_programs.run(program, tf1)
-    found = tf1_programs.run(in_bfloat16, tf1, expected["variables"])
+    found = tf1_programs.run(under_the_policy, tf1, expected["variables"])
     assert {v.dtype for v in found["variables"].values()} <= {np.dtype("float32")}
     # weight penalties exact, activity penalties of bfloat16 outputs within rounding
     np.testing.assert_allclose(found["regularization"], expected["regularization"], 0.01)
