@@ -2,9 +2,9 @@
 
 The groups share what is costly to build (tests/zoo/test_four_nets.py: a net's graph
 run; tests/experiments/test_conformance.py: a row's uninterrupted run). With pytest
-9.2 and pytest-xdist 3.8 the grouping silently stopped (pytest-xdist issue 1386): each
-worker built them again and ``make test`` took about a minute more. The dev extra of
-pyproject.toml pins a pytest that groups.
+9.2 and pytest-xdist 3.8 the grouping silently stopped (pytest-xdist issue 1386): both
+workers built some of them (a minute of work, half a minute of ``make test``'s wall time
+on 2 cores). The dev extra of pyproject.toml pins a pytest that groups.
 """
 
 import subprocess
