@@ -36,10 +36,15 @@ def graph():
         yield g
 
 
+# The mark of every test that reads legacy_reference: one xdist group, one subprocess.
+LEGACY_REFERENCE = pytest.mark.xdist_group("legacy_reference")
+
+
 @pytest.fixture(scope="session")
 def legacy_reference(tmp_path_factory):
     """What TensorFlow's own ``tf.compat.v1.layers`` and its shim compute, from one
-    ``tf_keras`` subprocess per test process (:func:`tests.tf1_programs.reference`)."""
+    ``tf_keras`` subprocess per test process (:func:`tests.tf1_programs.reference`):
+    mark its tests ``LEGACY_REFERENCE``, and ``make test`` starts it once."""
     if importlib.util.find_spec("tf_keras") is None:
         pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
     from tests import tf1_programs  # noqa: PLC0415  (imports layers.tf1)

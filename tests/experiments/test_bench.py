@@ -113,12 +113,18 @@ def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):
     assert exit_info.value.code == 2
 
 
+# Smaller than --quick alone (20 steps, 2 rounds, 2 warm-up, K=32 at batch 128): each
+# contender runs 2 warm-up and 2 timed calls of 2 steps, every key is still written.
+SMALLEST = ["--steps", "4", "--rounds", "2", "--warmup", "1", "--steps-per-run", "2",
+            "--batch-size", "16", "--mlp-batch-size", "16"]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_path):
     path = tmp_path / "bench.json"
 
-    argv = ["--quick", "--models", "autoencoder,mlp", "--data-dir", tiny_data_dir]
-    assert bench.main([*argv, "--json", str(path)]) == 0
+    argv = ["--quick", *SMALLEST, "--models", "autoencoder,mlp"]
+    assert bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(path)]) == 0
 
     results = json.loads(path.read_text())
     assert results["machine"]["cores"] > 0

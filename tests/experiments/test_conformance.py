@@ -399,9 +399,16 @@ class Reference:
     results: dict
 
 
-@pytest.fixture(scope="module", params=RUN_ROWS, ids=lambda row: row.module)
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(row, id=row.module, marks=pytest.mark.xdist_group(row.module))
+        for row in RUN_ROWS
+    ],
+)
 def reference(request, tmp_path_factory, data_dir, example_files):
-    """Each runnable row's small uninterrupted run, shared by its quick and resume tests."""
+    """Each runnable row's small uninterrupted run, shared by its quick and resume tests
+    (one xdist group per row: under ``make test`` both run on the worker that made it)."""
     row = request.param
     where = tmp_path_factory.mktemp(row.module.replace(".", "_")) / "uninterrupted"
     argv = script_argv(row, data_dir)

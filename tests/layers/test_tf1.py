@@ -8,10 +8,12 @@ import zoo
 from layers import tf1
 from layers.errors import EagerError, ScopeError, ShapeError, ZooError
 from tests import tf1_programs
+from tests.conftest import LEGACY_REFERENCE
 
 v1 = tf.compat.v1
 
 
+@LEGACY_REFERENCE
 @pytest.mark.parametrize("program", sorted(tf1_programs.PROGRAMS))
 def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy_reference, program):
     expected = tf1_programs.unflat(legacy_reference, program)
@@ -24,6 +26,7 @@ def test_equal_to_tensorflow_legacy_layers_on_the_same_weights(legacy_reference,
     assert found["regularization"] == pytest.approx(expected["regularization"], rel=1e-5)
 
 
+@LEGACY_REFERENCE
 @pytest.mark.parametrize("name", tf1_programs.LAYERS)
 def test_parameters_are_tensorflow_1_15s(legacy_reference, name):
     expected = list(legacy_reference[f"parameters|{name}|"])

@@ -17,6 +17,7 @@ import zoo.compat
 from layers import tf1
 from layers.errors import ScopeError, ZooError
 from tests import tf1_programs
+from tests.conftest import LEGACY_REFERENCE
 
 v1 = tf.compat.v1
 
@@ -279,6 +280,7 @@ def test_dcgan_with_tf_layers_has_tf1_names_and_shares_its_discriminator(graph):
         assert all(g is not None for g in tf.gradients(logits, trained))
 
 
+@LEGACY_REFERENCE
 def test_dcgan_with_tf_layers_equals_tensorflows_legacy_layers(legacy_reference):
     zoo.compat.install()
     expected = tf1_programs.unflat(legacy_reference, "dcgan")
@@ -314,6 +316,7 @@ def test_dcgan_discriminator_trains_as_a_keras_3_layer_and_keeps_its_weights(tmp
     np.testing.assert_array_equal(loaded.predict(images[:8]), model.predict(images[:8]))
 
 
+@LEGACY_REFERENCE
 def test_tensorflows_shim_loses_weights_in_keras_files(legacy_reference):
     """The docs' table: track_tf1_style_variables under tf_keras, saved as .keras."""
     report = tf1_programs.shim_report(legacy_reference)

@@ -182,7 +182,7 @@ class GraphRun:
                 start = session.run(statistics)
                 self.evaluated = session.run(logits, {images: x})
                 self.still = all(map(np.array_equal, session.run(statistics), start))
-                self.losses = [session.run(loss, {images: x, training: True})]
+                self.losses = []  # each before its step's update: the first at the start
                 for _ in range(GRAPH_STEPS):
                     _, value = session.run([train, loss], {images: x, training: True})
                     self.losses.append(value)
