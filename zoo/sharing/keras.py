@@ -299,15 +299,12 @@ class ZooLayer(keras.layers.Layer):
             read, variable = weight.value, self._variables[name]
             return read if read is variable else mark_cast_read(read, variable)
 
-        root = tf.compat.v1.get_variable_scope()
         losses = tf.compat.v1.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)
         known = len(losses)
         with (
             VariableStore().as_default(),
             refuse_new_variables(self.name, fix),
-            tf.compat.v1.variable_scope(
-                root, custom_getter=layer_weight, auxiliary_name_scope=False
-            ),
+            reading_through(layer_weight),
         ):
             result = call_builder(
                 self._builder,

@@ -37,7 +37,7 @@ from tensorflow.python.ops import variable_scope as _vs
 
 from layers.base import read_only
 from layers.errors import ScopeError
-from layers.variables import full_name, stored_variable
+from layers.variables import full_name, reading_through, stored_variable
 from zoo.models.parts import AUTO_REUSE, check_scope_args
 from zoo.sharing.restore import checkpoint_slots, plan_restore
 from zoo.sharing.state import variable_slot
@@ -186,16 +186,7 @@ class Shared:
                 "call with the arguments of the first call (sizes, tied=...), or share "
                 "another scope",
             )
-        root = tf.compat.v1.get_variable_scope()
-        with (
-            store.as_default(),
-            guard,
-            tf.compat.v1.variable_scope(
-                root,
-                custom_getter=store.recording_getter(),
-                auxiliary_name_scope=False,
-            ),
-        ):
+        with store.as_default(), guard, reading_through(store.recording_getter()):
             return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
 
     def _call_in_graph(self, args, kwargs):
