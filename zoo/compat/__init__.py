@@ -1,0 +1,135 @@
+"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
+
+:func:`install` changes attributes of TensorFlow's modules and classes (and
+entries of ``sys.modules``), and :func:`uninstall` puts back exactly what was
+there. Each module of this package says what it changes, in :data:`PARTS` order:
+
+* :mod:`zoo.compat.namespaces`: ``tf.compat.v1.layers`` becomes :mod:`layers.tf1`
+  (TF 1.15's ``tf.layers``);
+* :mod:`zoo.compat.tf_slim`: the internal names tf-slim 1.1.0 reads that
+  TensorFlow 2.21 removed, its batch norm's loader, its weight regularizers
+  under a precision policy;
+* :mod:`zoo.compat.graph_collections`: ``get_collection`` with TF1's identity
+  ``in`` (tf-slim's collections).
+
+Importing this package changes nothing and does not import TensorFlow.
+
+Usage::
+
+    import zoo.compat
+    zoo.compat.install()          # ['tensorflow.compat.v1.layers', ...]
+    import tf_slim as slim        # tf-slim 1.1.0 as released
+    ...
+    with zoo.compat.installed():  # or for a block only
+        logits = tf.compat.v1.layers.dense(x, 10)
+"""
+
+import contextlib
+import importlib
+import re
+import threading
+
+from layers.errors import ZooError
+from zoo.compat.change import ABSENT, Change
+from zoo.compat.graph_collections import Collection
+
+__all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version",
+           "install", "installed", "uninstall"]  # fmt: skip
+
+TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
+PARTS = ("namespaces", "tf_slim", "graph_collections")  # modules of zoo.compat, in order
+
+_lock = threading.Lock()
+_changed = []  # (change, value before install()), in install order
+
+
+def changes():
+    """What :func:`install` changes where needed (it imports TensorFlow).
+
+    Returns:
+        The :class:`~zoo.compat.change.Change` of every part, in :data:`PARTS`
+        order.
+    """
+    return [
+        change
+        for part in PARTS
+        for change in importlib.import_module(f"{__name__}.{part}").changes()
+    ]
+
+
+def check_version(version):
+    """Raises unless TensorFlow ``version`` lies in :data:`TESTED`.
+
+    Raises:
+        ZooError: another version.
+    """
+    found = re.match(r"(\d+)\.(\d+)", str(version))
+    major_minor = tuple(map(int, found.groups())) if found else None
+    if major_minor is None or not TESTED[0] <= major_minor <= TESTED[1]:
+        raise ZooError(
+            "zoo.compat.install: expected TensorFlow 2.16 to 2.21 (the versions whose "
+            f"internals it was tested on), found {version}; install one "
+            "(pip install 'tensorflow>=2.16,<2.22'), or leave install() out and call "
+            "layers.tf1 directly"
+        )
+
+
+def install():
+    """Makes TF1 code run as written: ``tf.compat.v1.layers`` and tf-slim 1.1.0.
+
+    Imports ``tensorflow.compat.v1`` (as TF1 code does) to change its ``layers``
+    too.
+
+    Idempotent: a second call changes nothing and returns an empty list.
+
+    Returns:
+        The names of what was changed now, e.g.
+        ``["tensorflow.compat.v1.layers", ...]``.
+
+    Raises:
+        ZooError: a TensorFlow outside the tested range (:data:`TESTED`).
+    """
+    import tensorflow as tf
+
+    check_version(tf.__version__)
+    changed = []
+    with _lock:
+        for change in changes():
+            before = change.current()
+            if before is change.value or (before is not ABSENT and not change.replace):
+                continue
+            change.put(change.value)
+            _changed.append((change, before))
+            changed.append(change.name)
+    return changed
+
+
+def uninstall():
+    """Puts back what :func:`install` changed; without install, does nothing.
+
+    Returns:
+        The names of what was restored (empty when nothing was installed).
+    """
+    restored = []
+    with _lock:
+        while _changed:
+            change, before = _changed.pop()
+            change.put(before)
+            restored.append(change.name)
+    return restored
+
+
+@contextlib.contextmanager
+def installed():
+    """:func:`install` for a block: on leaving it, uninstalls what it installed.
+
+    Yields:
+        What :func:`install` changed (empty when it was installed already; then
+        it stays installed after the block).
+    """
+    changed = install()
+    try:
+        yield changed
+    finally:
+        if changed:
+            uninstall()
