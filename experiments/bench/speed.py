@@ -240,6 +240,12 @@ def timed(runs, best_of, steps, args):
     return best, timing
 
 
+def release():
+    """Frees what the last case's contenders held before the next case is built (the
+    bench's peak memory is then its largest case's, not the sum of them all)."""
+    importlib.import_module("experiments.bench.contenders").release()
+
+
 def time_case(case, train, args):
     """Times the contenders of ``case``; returns speeds, ratios, the feed cost and
     the ``bf16`` entry (:func:`experiments.bench.precision.split`)."""
@@ -247,6 +253,8 @@ def time_case(case, train, args):
     best_of = {**BEST_OF, **bf16.best_of(runs)}
     best, timing = timed(runs, best_of, case.steps or args.steps, args)
     best, timing, mixed = bf16.split(best, timing)
+    del runs
+    release()
     return {
         **best,
         **timing,
@@ -414,6 +422,7 @@ def main(argv=None):
         }
     for module in OWN_BENCHES:
         results.update(importlib.import_module(module).bench(train, args, timed, ratios))
+        release()
     results["bf16"] = bf16.summary(results, cpu_flags)
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))

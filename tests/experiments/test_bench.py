@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -255,3 +256,17 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
         f"bf16 goal ratio_fp32 >= 1.3 (autoencoder, mlp): {verdict}; "
         "autoencoder 1.40, mlp 1.10"
     )
+
+
+def test_tf2_contenders_read_one_copy_of_the_data_until_released():
+    """Each TF2 contender once held its own 190 MB copy of the training images."""
+    from zoo.data.loaders import DataSet
+
+    rng = np.random.default_rng(0)
+    train = DataSet(rng.random((16, 4), np.float32), np.eye(4, dtype=np.float32)[[0] * 16])
+    twice = [contenders.eager_batches(train, 4, seed) for seed in (0, 1)]
+    (copy,) = contenders._EAGER_COPIES.values()  # one copy for both pipelines
+    first = [next(iter(d))[0].numpy() for d in twice]
+    assert all(np.isin(rows, copy[2][0].numpy()).all() for rows in first)
+    contenders.release()
+    assert contenders._EAGER_COPIES == {}
