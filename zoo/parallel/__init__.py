@@ -5,4 +5,6 @@
 - ``cluster_spec``: cluster specs (flags, ``TF_CONFIG``, free local ports).
 - ``loopback``: a private loopback network for a local cluster.
 - ``launcher``: a local cluster's task processes, started, supervised, stopped in order.
+- ``partitioned``: variables split over tasks: lookups that read the rows a
+  partitioner wrote, errors that name the variable.
 """
