@@ -3,8 +3,10 @@ takes on the whole batch; a batch that does not split is refused before any proc
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -15,14 +17,16 @@ from zoo.parallel import cluster_spec, sync
 
 v1 = tf.compat.v1
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BATCH, STEPS = 64, 100
+BATCH, STEPS, EVERY = 64, 400, 50
 WORKER = """
 import sys
 import numpy as np
 from tests.zoo.test_sync import build, data, optimizer
 from zoo.parallel import sync
-index, addresses, out = int(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
-result = sync.train(index, addresses, build, optimizer, *data(), {batch}, {steps})
+index, addresses, out, ckpt = int(sys.argv[1]), sys.argv[2].split(","), *sys.argv[3:]
+images, labels = data()
+result = sync.train(index, addresses, build, optimizer, images, labels, {batch}, {steps},
+                    ckpt, {every})
 values = {{name.replace("/", "|"): value for name, value in result.values.items()}}
 np.savez(out, losses=result.losses, **values)
 """
@@ -73,26 +77,51 @@ def one_process():
             return losses, dict(zip(names, session.run(variables), strict=True))
 
 
-@pytest.mark.slow
-def test_two_workers_on_half_batches_equal_one_process_on_the_batch(tmp_path):
+def start_workers(tmp_path, checkpoints):
+    """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
     script = tmp_path / "worker.py"
-    script.write_text(WORKER.format(batch=BATCH, steps=STEPS))
+    script.write_text(WORKER.format(batch=BATCH, steps=STEPS, every=EVERY))
     addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    workers = [
+    return [
         subprocess.Popen(
-            [sys.executable, str(script), str(i), addresses, str(tmp_path / f"w{i}.npz")],
+            [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
+             checkpoints],
             env=env,
         )
         for i in range(2)
     ]
+
+
+def checkpointed_step(checkpoints):
+    """The step the chief's latest checkpoint names, or 0."""
+    state = checkpoints / "checkpoint"
+    text = state.read_text() if state.exists() else ""
+    return int(text.split("\n")[0].rsplit("-", 1)[1].rstrip('"')) if text else 0
+
+
+@pytest.mark.slow
+def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
+    """Both workers SIGKILLed mid-run after a checkpoint, started again: every weight
+    and every loss of the resumed steps as one process on the whole batch."""
+    checkpoints = tmp_path / "checkpoints"
+    workers = start_workers(tmp_path, checkpoints)
+    deadline = time.monotonic() + 300
+    while not EVERY <= checkpointed_step(checkpoints) < STEPS:
+        assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
+        time.sleep(0.005)
+    for worker in workers:
+        worker.send_signal(signal.SIGKILL)
+    assert [w.wait() for w in workers] == [-signal.SIGKILL] * 2  # killed, not finished
+    resumed_from = checkpointed_step(checkpoints)
+    workers = start_workers(tmp_path, checkpoints)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
     losses, values = one_process()
     for result in results:
         for name, value in values.items():
             np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)
-        np.testing.assert_allclose(result["losses"], losses, rtol=1e-5)
+        np.testing.assert_allclose(result["losses"], losses[resumed_from:], rtol=1e-5)
     assert losses[-1] < 0.5 * losses[0]  # it learned: equal is not equal at the start
 
 

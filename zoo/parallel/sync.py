@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.training.checkpoints import latest_tf_checkpoint
 
 v1 = tf.compat.v1
 
@@ -34,8 +35,8 @@ class Result(NamedTuple):
     """What :func:`train` returns.
 
     Attributes:
-        losses: the loss of every step over the whole global batch (as one
-            process on ``batch_size`` examples would see it).
+        losses: the loss of every step this run took, over the whole global
+            batch (as one process on ``batch_size`` examples would see it).
         values: ``{variable name: array}`` after the last step.
         seconds: wall time of the steps.
     """
@@ -60,11 +61,16 @@ def check_split(batch_size, workers):
         )
 
 
-def train(index, addresses, build, optimizer, images, labels, batch_size, steps):
-    """Trains worker ``index`` of ``len(addresses)`` for ``steps`` synchronous steps.
+def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
+          checkpoint_dir=None, checkpoint_every=0):  # fmt: skip
+    """Trains worker ``index`` of ``len(addresses)`` until ``steps`` synchronous steps.
 
     Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)`` of the data
     (wrapping around); worker ``i`` feeds its ``i``-th slice of ``batch_size / N``.
+    With ``checkpoint_dir``, every worker starts from its latest checkpoint (the
+    step it names, optimizer state included), and the chief (worker 0) writes one
+    every ``checkpoint_every`` steps and at the end: a group killed at any point
+    and started again ends where an uninterrupted one would.
 
     Args:
         index: this worker's index.
@@ -74,7 +80,9 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps)
         optimizer: ``() -> tf.compat.v1.train.Optimizer``.
         images, labels: arrays, the same on every worker.
         batch_size: examples per global step, over all workers.
-        steps: synchronous steps.
+        steps: the synchronous step to end at.
+        checkpoint_dir: where the chief writes ``model.ckpt-<step>``; None: none.
+        checkpoint_every: steps between the chief's checkpoints (0: at the end only).
 
     Returns:
         A :class:`Result`.
@@ -101,8 +109,9 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps)
             update, loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
             update = strategy.group(update)
             total = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            variables = v1.global_variables()
+            variables = v1.global_variables()  # the optimizer's slots too
             init = v1.global_variables_initializer()
+            saver = v1.train.Saver(variables, max_to_keep=2) if checkpoint_dir else None
         config = v1.ConfigProto()
         config.MergeFrom(strategy.update_config_proto(config))
         server = tf.distribute.Server(
@@ -111,12 +120,31 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps)
         losses = []
         with v1.Session(server.target, config=config) as session:
             session.run(init)
+            first = restore(saver, session, checkpoint_dir)
             start = time.perf_counter()
-            for step in range(steps):
+            for step in range(first, steps):
                 rows = (np.arange(share) + step * batch_size + index * share) % len(images)
                 _, value = session.run([update, total], {x: images[rows], y: labels[rows]})
                 losses.append(float(value))
+                done = step + 1
+                if saver and index == 0 and (done == steps or (
+                        checkpoint_every and done % checkpoint_every == 0)):  # fmt: skip
+                    prefix = os.path.join(checkpoint_dir, "model.ckpt")
+                    saver.save(session, prefix, global_step=done)
             seconds = time.perf_counter() - start
             names = [v.op.name for v in variables]
             values = dict(zip(names, session.run(variables), strict=True))
     return Result(losses, values, seconds)
+
+
+def restore(saver, session, checkpoint_dir):
+    """Restores the latest checkpoint of ``checkpoint_dir`` into ``session``.
+
+    Returns:
+        The step it names (0 without a saver or a checkpoint).
+    """
+    path = saver and latest_tf_checkpoint(checkpoint_dir)
+    if not path:
+        return 0
+    saver.restore(session, path)
+    return int(path.rsplit("-", 1)[1])
