@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from layers import ZooError
+from layers import BatchNorm, ZooError
 from zoo.parallel import cluster_spec, sync
 
 v1 = tf.compat.v1
@@ -33,7 +33,8 @@ np.savez(out, losses=result.losses, **values)
 
 
 def build(x, y):
-    """A TF1 MLP on get_variable: the mean squared error of its predictions."""
+    """A TF1 MLP on get_variable with batch norm (in training, its moving statistics
+    in UPDATE_OPS): the mean squared error of its predictions."""
     h = x
     for layer, width in enumerate((16, 1)):
         with v1.variable_scope(f"dense_{layer}"):
@@ -42,7 +43,8 @@ def build(x, y):
             )
             b = v1.get_variable("b", [width], initializer=v1.zeros_initializer())
             h = h @ w + b
-            h = tf.nn.relu(h) if width > 1 else h
+            if width > 1:
+                h = tf.nn.relu(BatchNorm(h, training=True).output)
     return tf.reduce_mean((h - y) ** 2)
 
 
@@ -64,8 +66,9 @@ def one_process():
         x = v1.placeholder(tf.float32, [BATCH, 8])
         y = v1.placeholder(tf.float32, [BATCH, 1])
         loss = build(x, y)
-        update = optimizer().minimize(loss)
-        variables = v1.trainable_variables()
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            update = optimizer().minimize(loss)
+        variables = v1.global_variables()  # moving statistics, optimizer slots too
         with v1.Session() as session:
             session.run(v1.global_variables_initializer())
             losses = []

@@ -5,7 +5,9 @@ under ``tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy``: ever
 variable is mirrored on every worker, and each step all-reduces the workers'
 gradients before any of them applies it, so N workers on ``B / N`` examples each
 take the step one process takes on ``B`` (tests/zoo/test_sync.py: equal to 1e-5
-after 100 steps). No parameter server; the all-reduce is TensorFlow's own.
+after hundreds of steps, killed and resumed too). Batch norm (``layers.BatchNorm``
+and what builds on it) normalizes with the whole batch's statistics, all-reduced
+over the workers. No parameter server; the all-reduce is TensorFlow's own.
 
 Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
 
@@ -26,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
+from layers.normalization import batch_statistics
 from zoo.training.checkpoints import latest_tf_checkpoint
 
 v1 = tf.compat.v1
@@ -103,8 +106,12 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
             y = v1.placeholder(tf.as_dtype(labels.dtype), [share, *labels.shape[1:]], "y")
 
             def replica_step(x, y):
-                loss = build(x, y)  # the mean over this worker's share
-                return optimizer().minimize(loss / workers), loss / workers
+                with batch_statistics(moments=cross_worker_moments), \
+                        v1.variable_creator_scope(first_worker_writes):  # fmt: skip
+                    loss = build(x, y)  # the mean over this worker's share
+                updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+                with tf.control_dependencies(updates):  # batch norm's moving statistics
+                    return optimizer().minimize(loss / workers), loss / workers
 
             update, loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
             update = strategy.group(update)
@@ -135,6 +142,40 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
             names = [v.op.name for v in variables]
             values = dict(zip(names, session.run(variables), strict=True))
     return Result(losses, values, seconds)
+
+
+def cross_worker_moments(inputs, axes):
+    """``tf.nn.moments`` over every worker's share of the batch: batch norm in
+    training normalizes with the whole batch's statistics, as one process would.
+
+    Args:
+        inputs: this worker's activations.
+        axes: the axes to reduce (all but the features).
+
+    Returns:
+        ``(mean, variance)`` of the whole batch, the variance biased, as
+        ``tf.nn.moments`` gives them; gradients flow through both all-reduces.
+    """
+    context = tf.distribute.get_replica_context()
+    count = tf.cast(tf.reduce_prod(tf.gather(tf.shape(inputs), axes)), inputs.dtype)
+
+    def whole_batch_mean(values):
+        total, examples = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, [tf.reduce_sum(values, axes), count]
+        )
+        return total / examples
+
+    mean = whole_batch_mean(inputs)
+    squares = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
+    return mean, whole_batch_mean(squares)
+
+
+def first_worker_writes(next_creator, **kwargs):
+    """Variables that are not trained (batch norm's moving statistics) take the
+    first worker's update: every worker computes the same one."""
+    if not kwargs.get("trainable", True):
+        kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
+    return next_creator(**kwargs)
 
 
 def restore(saver, session, checkpoint_dir):
