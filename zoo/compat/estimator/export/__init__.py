@@ -1,5 +1,11 @@
 """``tf.estimator.export``: serving inputs and outputs of a SavedModel."""
 
+from zoo.compat.estimator.export.export import (
+    ServingInputReceiver,
+    TensorServingInputReceiver,
+    build_parsing_serving_input_receiver_fn,
+    build_raw_serving_input_receiver_fn,
+)
 from zoo.compat.estimator.export.export_output import (
     ClassificationOutput,
     ExportOutput,
@@ -7,4 +13,8 @@ from zoo.compat.estimator.export.export_output import (
     RegressionOutput,
 )
 
-__all__ = ["ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput"]
+__all__ = [
+    "ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput",
+    "ServingInputReceiver", "TensorServingInputReceiver",
+    "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
+]  # fmt: skip
