@@ -292,8 +292,8 @@ class Estimator:
             receiver = serving_input_receiver_fn()
             spec = self._call_model_fn(receiver.features, None, experimental_mode)
             return export_lib.save(
-                export_dir_base, receiver, spec, checkpoint_path, self._config.session_config,
-                assets_extra, as_text,
+                export_dir_base, receiver, spec, checkpoint_path,
+                self._config.session_config, assets_extra, as_text,
             )  # fmt: skip
 
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn,
@@ -328,9 +328,15 @@ class Estimator:
         v1.train.get_or_create_global_step()
         with tf.device("/cpu:0"):
             features, labels, input_hooks = _features_and_labels(
-                _call_with(input_fn, params=self._params, config=self._config, mode=mode)
+                _call_with(input_fn, params=self._input_params(mode),
+                           config=self._config, mode=mode)  # fmt: skip
             )
         return self._call_model_fn(features, labels, mode, self._config), input_hooks
+
+    def _input_params(self, mode):
+        """The params input_fn gets in ``mode`` (TPUEstimator adds the batch size)."""
+        del mode
+        return self._params
 
     def _call_model_fn(self, features, labels, mode, config=None):
         """model_fn's spec, called with the arguments it takes."""
@@ -381,6 +387,7 @@ class Estimator:
                     every_n_iter=config.log_step_count_steps,
                 )
             )
+        saves = config.save_checkpoints_secs or config.save_checkpoints_steps
         saver_hook = v1.train.CheckpointSaverHook(
             self.model_dir,
             save_secs=config.save_checkpoints_secs,
@@ -388,7 +395,7 @@ class Estimator:
             scaffold=spec.scaffold,
             listeners=saving_listeners,
             save_graph_def=config.checkpoint_save_graph_def,
-        ) if config.save_checkpoints_secs or config.save_checkpoints_steps else None  # fmt: skip
+        ) if saves else None  # fmt: skip
         return v1.train.MonitoredTrainingSession(
             is_chief=True,
             checkpoint_dir=self.model_dir,
@@ -479,7 +486,7 @@ def _selected(predictions, predict_keys):
 
 def _batch_size(batch):
     """The batch size every prediction of ``batch`` shares."""
-    sizes = {key: np.shape(value)[0] if np.ndim(value) else None for key, value in batch.items()}
+    sizes = {key: np.shape(v)[0] if np.ndim(v) else None for key, v in batch.items()}
     if len(set(sizes.values())) != 1 or None in sizes.values():
         raise ZooError(
             f"Estimator.predict (mode {ModeKeys.PREDICT!r}): expected predictions of one "

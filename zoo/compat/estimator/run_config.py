@@ -110,7 +110,7 @@ class RunConfig:
 
     def _replaceable(self):
         """The constructor's argument names: what :meth:`replace` may change."""
-        return list(inspect.signature(type(self).__init__).parameters)[1:]
+        return list(inspect.signature(RunConfig.__init__).parameters)[1:]
 
     def __repr__(self):
         fields = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
