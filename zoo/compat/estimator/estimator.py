@@ -18,7 +18,6 @@ Usage::
 
 import inspect
 import os
-import re
 import tempfile
 
 import numpy as np
@@ -506,8 +505,11 @@ def check_compatible(checkpoint, owner):
     stored = dict(v1.train.list_variables(checkpoint))
     graph = {}
     for variable in v1.global_variables():
-        name = re.sub(r"/part_\d+$", "", variable.op.name)  # a partitioned one: its parts
-        graph[name] = variable.shape if name == variable.op.name else None
+        # A part of a partitioned variable is saved under its whole's name (TF keeps it
+        # in the private _save_slice_info; slots of parts: "<whole>/t_0/Adagrad").
+        info = variable._save_slice_info  # noqa: SLF001
+        name = info.full_name if info else variable.op.name
+        graph[name] = None if info else variable.shape
     missing = sorted(name for name in graph if name not in stored)
     reshaped = sorted(
         name for name in graph
