@@ -65,9 +65,9 @@ def dnn_logit_fn_builder(units, hidden_units, feature_columns, activation_fn, dr
             net = v1.feature_column.input_layer(features, feature_columns)
         for index, width in enumerate(hidden_units):
             with v1.variable_scope(f"hiddenlayer_{index}", values=(net,)) as scope:
-                net = tf1.Dense(width, activation_fn, kernel_initializer=_glorot(), _scope=scope)(
-                    net
-                )
+                dense = tf1.Dense(width, activation_fn, kernel_initializer=_glorot(),
+                                  _scope=scope)  # fmt: skip
+                net = dense(net)
                 if dropout is not None and training:
                     net = tf1.Dropout(rate=dropout)(net, training=True)
                 if batch_norm:

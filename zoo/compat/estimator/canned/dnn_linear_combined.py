@@ -28,7 +28,10 @@ from zoo.compat.estimator.canned.head import (
     RegressionHead,
     binary_or_multi_class_head,
 )
-from zoo.compat.estimator.canned.linear import default_learning_rate, linear_logit_fn_builder
+from zoo.compat.estimator.canned.linear import (
+    default_learning_rate,
+    linear_logit_fn_builder,
+)
 from zoo.compat.estimator.estimator import Estimator
 from zoo.compat.estimator.mode_keys import ModeKeys
 

@@ -22,8 +22,8 @@ from zoo.compat.estimator.export.export_output import (
     PredictOutput,
     RegressionOutput,
 )
-from zoo.compat.estimator.model_fn import DEFAULT_SERVING_KEY, EstimatorSpec
 from zoo.compat.estimator.mode_keys import ModeKeys
+from zoo.compat.estimator.model_fn import DEFAULT_SERVING_KEY, EstimatorSpec
 
 v1 = tf.compat.v1
 Reduction = v1.losses.Reduction

@@ -65,7 +65,8 @@ def _fraction_of_zero(variables):
     """The fraction of zeros among all elements of ``variables``."""
     with v1.name_scope("zero_fraction"):
         sizes = [tf.cast(tf.size(variable), tf.float32) for variable in variables]
-        zeros = [tf.math.zero_fraction(v) * size for v, size in zip(variables, sizes)]
+        pairs = zip(variables, sizes, strict=True)
+        zeros = [tf.math.zero_fraction(variable) * size for variable, size in pairs]
         return tf.identity(tf.add_n(zeros) / tf.add_n(sizes), name="zero_fraction_or_nan")
 
 
