@@ -102,7 +102,8 @@ def test_binary_head_keys_signatures_and_tensor_names(graph):
     assert train.loss.name == "head_1/weighted_loss/Sum:0"
     with v1.Session() as session:
         session.run(v1.global_variables_initializer())
-        probabilities, loss = session.run([predict.predictions["probabilities"], train.loss])
+        fetches = [predict.predictions["probabilities"], train.loss]
+        probabilities, loss = session.run(fetches)
     logits = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(probabilities[:, 1], 1 / (1 + np.exp(-logits)), rtol=1e-6)
     labels = np.array([1, 0, 1])
