@@ -212,14 +212,13 @@ def tpu_model_fn(features, labels, mode, params):
     loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
     optimizer = v1.estimator.tpu.CrossShardOptimizer(v1.train.GradientDescentOptimizer(0.1))
     train_op = optimizer.minimize(loss, v1.train.get_global_step())
-    scaffolds.append(mode)
 
     def metric_fn(labels, logits):
         return {"accuracy": v1.metrics.accuracy(labels, tf.argmax(logits, 1))}
 
     return v1.estimator.tpu.TPUEstimatorSpec(
         mode, loss=loss, train_op=train_op, eval_metrics=(metric_fn, [labels, logits]),
-        scaffold_fn=lambda: v1.train.Scaffold(),
+        scaffold_fn=lambda: scaffolds.append(mode) or v1.train.Scaffold(),
     )  # fmt: skip
 
 
@@ -241,7 +240,8 @@ def test_tpu_estimator_runs_on_cpu_with_params_batch_size(tmp_path):
     estimator.train(input_fn, max_steps=8)
     metrics = estimator.evaluate(input_fn, steps=2)
     assert metrics["global_step"] == 8 and 0 <= metrics["accuracy"] <= 1
-    assert scaffolds == [tf.estimator.ModeKeys.TRAIN, tf.estimator.ModeKeys.EVAL]
+    # model_fn is called twice to train (4 steps per run: again in the loop)
+    assert scaffolds == ["train", "train", "eval"]
     assert run_config.replace(keep_checkpoint_max=1).tpu_config.iterations_per_loop == 4
 
 
@@ -332,3 +332,50 @@ def test_warm_start_from_another_model_dir(tmp_path, trained):
     np.testing.assert_array_equal(
         started[0], trained[0].get_variable_value("logits/kernel")
     )
+
+
+def adam_model_fn(features, labels, mode, params):
+    """Unnamed layers, Adam (slots and beta powers), a summary: what K steps per run
+    must build again in the loop on the first call's variables."""
+    hidden = v1.layers.dense(features["x"], 8, tf.nn.relu)
+    loss = v1.losses.sparse_softmax_cross_entropy(labels, v1.layers.dense(hidden, 3))
+    v1.summary.scalar("model_loss", loss)
+    train_op = v1.train.AdamOptimizer(0.01).minimize(loss, v1.train.get_global_step())
+    return v1.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_iterations_per_loop_trains_k_steps_per_run_exactly_as_one(tmp_path):
+    x, y = m.data()
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat()
+        return dataset.batch(params["batch_size"])
+
+    tpu, values, runs = v1.estimator.tpu, {}, {}
+    for k in (1, 4):
+        run_config = tpu.RunConfig(
+            model_dir=str(tmp_path / str(k)), tf_random_seed=3, save_checkpoints_steps=4,
+            tpu_config=tpu.TPUConfig(k),
+        )  # fmt: skip
+        estimator = tpu.TPUEstimator(adam_model_fn, config=run_config, use_tpu=False,
+                                     train_batch_size=8)  # fmt: skip
+        counter = RunCounter()
+        estimator.train(input_fn, max_steps=10, hooks=[counter])
+        estimator.train(input_fn, steps=3, hooks=[counter])
+        runs[k] = counter.runs
+        names = estimator.get_variable_names()
+        values[k] = {n: estimator.get_variable_value(n) for n in names}
+        files = " ".join(os.listdir(tmp_path / str(k)))
+        steps = sorted(int(s) for s in re.findall(r"ckpt-(\d+)\.index", files))
+        assert steps == [0, 4, 8, 10, 13]
+    assert runs == {1: 13, 4: 4}  # 4 + 4 + 2, then 3
+    assert values[1].keys() == values[4].keys() and values[4]["global_step"] == 13
+    for name, value in values[1].items():
+        np.testing.assert_array_equal(values[4][name], value, err_msg=name)
+
+
+class RunCounter(v1.train.SessionRunHook):
+    runs = 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1

@@ -323,14 +323,16 @@ class Estimator:
     def _build(self, input_fn, mode):
         """In the default graph: the global step, input_fn's batch and model_fn's
         spec; returns ``(spec, input hooks)``."""
+        features, labels, input_hooks = _features_and_labels(self._input(input_fn, mode))
+        return self._call_model_fn(features, labels, mode, self._config), input_hooks
+
+    def _input(self, input_fn, mode):
+        """In the default graph: the seed, the global step, then what input_fn returns."""
         v1.set_random_seed(self._config.tf_random_seed)
         v1.train.get_or_create_global_step()
         with tf.device("/cpu:0"):
-            features, labels, input_hooks = _features_and_labels(
-                _call_with(input_fn, params=self._input_params(mode),
-                           config=self._config, mode=mode)  # fmt: skip
-            )
-        return self._call_model_fn(features, labels, mode, self._config), input_hooks
+            return _call_with(input_fn, params=self._input_params(mode),
+                              config=self._config, mode=mode)  # fmt: skip
 
     def _input_params(self, mode):
         """The params input_fn gets in ``mode`` (TPUEstimator adds the batch size)."""
@@ -426,7 +428,7 @@ class _StopAfterRuns(v1.train.SessionRunHook):
             run_context.request_stop()
 
 
-class _IteratorInitializer(v1.train.SessionRunHook):
+class IteratorInitializer(v1.train.SessionRunHook):
     """Initializes a dataset iterator when the session is made."""
 
     def __init__(self, iterator):
@@ -452,7 +454,7 @@ def _features_and_labels(result):
     hooks = []
     if isinstance(result, tf.data.Dataset):
         iterator = v1.data.make_initializable_iterator(result)
-        hooks.append(_IteratorInitializer(iterator))
+        hooks.append(IteratorInitializer(iterator))
         result = iterator.get_next()
     if isinstance(result, tuple | list):
         if len(result) != 2:
