@@ -13,7 +13,8 @@ import time
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-WIDTH, HIDDEN, CLASSES, BATCH, WARMUP = 32, [256, 256], 10, 128, 20
+# the deep part of tensorflow/models' census wide_deep: 100-75-50-25, batch 40
+WIDTH, HIDDEN, CLASSES, BATCH, WARMUP = 32, [100, 75, 50, 25], 2, 40, 20
 
 
 class _Clock(tf.train.SessionRunHook):

@@ -100,6 +100,7 @@ def test_binary_head_keys_signatures_and_tensor_names(graph):
     assert predict.predictions["probabilities"].name == "head/predictions/probabilities:0"
     train = _spec(head, ModeKeys.TRAIN)
     assert train.loss.name == "head_1/weighted_loss/Sum:0"
+    graph.get_tensor_by_name("head_1/truediv:0")  # average_loss, as census_main logs it
     with v1.Session() as session:
         session.run(v1.global_variables_initializer())
         fetches = [predict.predictions["probabilities"], train.loss]
