@@ -195,8 +195,10 @@ class _ClassHead(_Head):
         self._n_classes = n_classes
         self._label_vocabulary = label_vocabulary
 
-    def _class_tables(self, logits, class_ids):
-        """``all_class_ids``, ``all_classes`` (``[batch, n_classes]``) and ``classes``."""
+    def _class_predictions(self, logits, class_ids, probabilities):
+        """The predictions every classifier makes: ``logits``, ``probabilities``,
+        ``class_ids``, ``classes`` and (``[batch, n_classes]``) ``all_class_ids``,
+        ``all_classes``."""
         batch = tf.shape(logits)[0]
         all_class_ids = tf.tile(tf.expand_dims(tf.range(self._n_classes), 0), [batch, 1])
         all_classes = self._all_classes(logits)
@@ -212,7 +214,15 @@ class _ClassHead(_Head):
             classes = names.lookup(class_ids)
         else:
             classes = tf.strings.as_string(class_ids, name="str_classes")
-        return all_class_ids, all_classes, classes
+        keys = PredictionKeys
+        return {
+            keys.LOGITS: logits,
+            keys.PROBABILITIES: probabilities,
+            keys.CLASS_IDS: class_ids,
+            keys.CLASSES: classes,
+            keys.ALL_CLASS_IDS: all_class_ids,
+            keys.ALL_CLASSES: all_classes,
+        }
 
     def _all_classes(self, logits):
         """The class names, ``[batch, n_classes]`` strings."""
@@ -280,16 +290,8 @@ class BinaryLogisticHead(_ClassHead):
             class_ids = tf.expand_dims(
                 tf.argmax(two_class_logits, axis=-1, name=keys.CLASS_IDS), axis=-1
             )
-            all_class_ids, all_classes, classes = self._class_tables(logits, class_ids)
-            predictions = {
-                keys.LOGITS: logits,
-                keys.LOGISTIC: logistic,
-                keys.PROBABILITIES: probabilities,
-                keys.CLASS_IDS: class_ids,
-                keys.CLASSES: classes,
-                keys.ALL_CLASS_IDS: all_class_ids,
-                keys.ALL_CLASSES: all_classes,
-            }
+            predictions = self._class_predictions(logits, class_ids, probabilities)
+            predictions[keys.LOGISTIC] = logistic
         export_outputs = self._classification_outputs(probabilities, predictions)
         export_outputs[REGRESS_SERVING_KEY] = RegressionOutput(value=logistic)
         metric_inputs = {"logistic": logistic, "class_ids": class_ids}
@@ -341,16 +343,8 @@ class MultiClassHead(_ClassHead):
             class_ids = tf.expand_dims(
                 tf.argmax(logits, axis=-1, name=keys.CLASS_IDS), axis=-1
             )
-            all_class_ids, all_classes, classes = self._class_tables(logits, class_ids)
             probabilities = tf.nn.softmax(logits, name=keys.PROBABILITIES)
-            predictions = {
-                keys.LOGITS: logits,
-                keys.PROBABILITIES: probabilities,
-                keys.CLASS_IDS: class_ids,
-                keys.CLASSES: classes,
-                keys.ALL_CLASS_IDS: all_class_ids,
-                keys.ALL_CLASSES: all_classes,
-            }
+            predictions = self._class_predictions(logits, class_ids, probabilities)
         export_outputs = self._classification_outputs(probabilities, predictions)
         return logits, predictions, export_outputs, {"class_ids": class_ids}
 
