@@ -48,9 +48,12 @@ def trained(tmp_path_factory):
 
 
 CASES = list(canned_program.cases(types.SimpleNamespace()))
+# The mark of every test that reads ``trained``: one xdist group, one reference run.
+CANNED_REFERENCE = pytest.mark.xdist_group("canned_reference")
 
 
 @pytest.mark.slow
+@CANNED_REFERENCE
 @pytest.mark.parametrize("case", CASES)
 def test_checkpoint_names_equal_tensorflow_2_15s(trained, case):
     reference, ours = trained
@@ -58,6 +61,7 @@ def test_checkpoint_names_equal_tensorflow_2_15s(trained, case):
 
 
 @pytest.mark.slow
+@CANNED_REFERENCE
 @pytest.mark.parametrize("case", CASES)
 def test_evaluation_and_predictions_equal_tensorflow_2_15s(trained, case):
     reference, ours = (side[case] for side in trained)
