@@ -344,8 +344,8 @@ class Estimator:
         from zoo.compat.estimator.model_fn import EstimatorSpec
 
         spec = _call_with(
-            self._model_fn, features, labels=labels, mode=mode, params=self._params,
-            config=config or self._config,
+            self._model_fn, features=features, labels=labels, mode=mode,
+            params=self._params, config=config or self._config,
         )  # fmt: skip
         if not isinstance(spec, EstimatorSpec):
             raise ZooError(
@@ -442,10 +442,11 @@ def _arguments(function):
     return list(inspect.signature(function).parameters)
 
 
-def _call_with(function, *args, **available):
-    """``function(*args, **those of available it takes by name)``."""
+def _call_with(function, **available):
+    """``function(**those of available it takes)``, all by name (as TF 1.15 called
+    model_fn: ``model_fn(mode, features, labels)`` works too)."""
     arguments = _arguments(function)
-    return function(*args, **{k: v for k, v in available.items() if k in arguments})
+    return function(**{k: v for k, v in available.items() if k in arguments})
 
 
 def _features_and_labels(result):

@@ -6,8 +6,9 @@ what :func:`zoo.compat.install` changes for Estimator.
   ``inputs``) become namespace modules of this package's names;
 * ``sys.modules`` gains ``tensorflow.estimator``, ``tensorflow_estimator``
   (``tensorflow_estimator.estimator``, ``.compat.v1.estimator``) and
-  ``tensorflow_estimator.python.estimator.<module>`` for each module of this
-  package (``...estimator.model_fn``, ``...canned.dnn``, ``...tpu.tpu_estimator``).
+  ``tensorflow_estimator.python.estimator.<module>`` (and TF 1.15's
+  ``tensorflow.python.estimator.<module>``) for each module of this package
+  (``...estimator.model_fn``, ``...canned.dnn``, ``...tpu.tpu_estimator``).
 """
 
 import functools
@@ -20,7 +21,8 @@ import zoo.compat.estimator as package
 from zoo.compat.change import Change
 from zoo.compat.namespaces import v1_namespaces
 
-_REAL = "tensorflow_estimator.python.estimator"  # where TF 2.15 kept these modules
+# where TF 2.15 kept these modules, and TF 1.15 before it (what census samples import)
+_PATHS = ("tensorflow_estimator.python.estimator", "tensorflow.python.estimator")
 
 
 def _canned(version):
@@ -102,7 +104,11 @@ def changes():
         "tensorflow.estimator": namespace("V2"),
         "tensorflow.compat.v1.estimator": v1,
         **_tensorflow_estimator(),
-        **{f"{_REAL}{suffix}": module for suffix, module in _modules().items()},
+        **{
+            f"{path}{suffix}": module
+            for path in _PATHS
+            for suffix, module in _modules().items()
+        },
     }
     return [
         Change("tensorflow.estimator", tf, "estimator", namespace("V2")),

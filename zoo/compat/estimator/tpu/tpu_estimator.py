@@ -127,7 +127,8 @@ class TPUEstimator(Estimator):
             if self._batch_sizes.get(mode) is not None and features is not None:
                 params["batch_size"] = self._batch_sizes[mode]
             spec = _call_with(
-                model_fn, features, labels=labels, mode=mode, params=params, config=config
+                model_fn, features=features, labels=labels, mode=mode, params=params,
+                config=config,
             )
             return spec.as_estimator_spec() if isinstance(spec, TPUEstimatorSpec) else spec
 
