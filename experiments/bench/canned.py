@@ -3,8 +3,8 @@ TensorFlow 2.15's own estimator (the reference venv, a subprocess).
 
 The program is :mod:`experiments.bench.canned_timing`: the deep part of the census
 wide & deep model (32 numeric inputs, hidden 100-75-50-25, 2 classes, batch 40,
-Adagrad), where the work of each ``session.run`` outside the model counts. Rows, each the best of
-``--repeats`` runs (the runs alternate between the sides):
+Adagrad), where the work of each ``session.run`` outside the model counts. Rows,
+each the best of ``--repeats`` runs (the runs alternate between the sides):
 
 * ``tf215``: TensorFlow 2.15 + tensorflow-estimator 2.15, one step per
   ``session.run`` (its canned estimators have no other way on CPU);
