@@ -17,6 +17,9 @@ second of the process's CPU time, steadier on a shared machine) and the ratios o
 both to ``tf215``'s. Timings depend on the machine and its load: they are results,
 never test assertions.
 
+``make bench`` times it too (:data:`experiments.bench.speed.OWN_BENCHES`, K =
+its ``--steps-per-run``).
+
 Usage::
 
     make bench-canned ARGS="--json runs/bench_canned.json"
@@ -91,16 +94,23 @@ def build_parser():
     return p
 
 
-def main(argv=None):
-    """Runs the benchmark; see ``--help``."""
-    args = flags.parse_args(build_parser(), argv)
-    startup.import_tensorflow()
-    run = None if args.json else rundir.run_dir(args, "bench_canned")
-    steps, repeats = (200, 1) if args.quick else (args.steps, args.repeats)
-    ks = [10] if args.quick else [int(k) for k in args.steps_per_run.split(",")]
-    sides = {"tf215": lambda: _reference(steps, args.reference_python),
-             "ours": lambda: _ours(steps, 1),
-             **{f"ours_k{k}": lambda k=k: _ours(steps, k) for k in ks}}  # fmt: skip
+def measure(steps, repeats, ks, python=REFERENCE_PYTHON):
+    """The rows: each side's best of ``repeats`` alternating runs of ``steps`` steps.
+
+    Args:
+        steps: timed steps per run.
+        repeats: runs per row.
+        ks: the K of the ``ours_k<K>`` rows.
+        python: the reference venv's python; without it, no ``tf215`` row and no
+            ratios.
+
+    Returns:
+        row name -> rates (and their ratios to ``tf215``'s).
+    """
+    sides = {"ours": lambda: _ours(steps, 1)}
+    sides.update({f"ours_k{k}": lambda k=k: _ours(steps, k) for k in ks})
+    if os.path.exists(python):
+        sides = {"tf215": lambda: _reference(steps, python), **sides}
     runs = {name: [] for name in sides}
     for _ in range(repeats):
         for name, side in sides.items():
@@ -109,16 +119,39 @@ def main(argv=None):
         name: {key: max(r[key] for r in results) for key in results[0]}
         for name, results in runs.items()
     }
-    for row in rows.values():
+    for row in rows.values() if "tf215" in rows else ():
         for key in ("steps_per_second", "steps_per_cpu_second"):
             row[f"ratio_{key}"] = row[key] / rows["tf215"][key]
+    return rows
+
+
+def bench(train, args, timed=None, ratios=None):
+    """``make bench``'s canned row (:data:`experiments.bench.speed.OWN_BENCHES`):
+    ``--steps`` steps, at most 3 of ``--rounds``, K = ``--steps-per-run``.
+
+    Returns:
+        ``{"canned": rows}`` (see :func:`measure`).
+    """
+    del train, timed, ratios  # its own data and timing
+    print("canned DNNClassifier...", flush=True)
+    return {"canned": measure(args.steps, min(args.rounds, 3), [args.steps_per_run])}
+
+
+def main(argv=None):
+    """Runs the benchmark; see ``--help``."""
+    args = flags.parse_args(build_parser(), argv)
+    startup.import_tensorflow()
+    run = None if args.json else rundir.run_dir(args, "bench_canned")
+    steps, repeats = (200, 1) if args.quick else (args.steps, args.repeats)
+    ks = [10] if args.quick else [int(k) for k in args.steps_per_run.split(",")]
+    rows = measure(steps, repeats, ks, args.reference_python)
     results = {"quick": args.quick, "steps": steps, "repeats": repeats, "rows": rows}
     path = rundir.write_bench_results(run, results, args.json)
     for name, row in rows.items():
-        print(f"{name}: {row['steps_per_second']:.0f} steps/s "
-              f"({row['ratio_steps_per_second']:.2f}x TF 2.15), "
-              f"{row['steps_per_cpu_second']:.0f} per CPU s "
-              f"({row['ratio_steps_per_cpu_second']:.2f}x)")  # fmt: skip
+        ratio = row.get("ratio_steps_per_cpu_second")
+        print(f"{name}: {row['steps_per_second']:.0f} steps/s, "
+              f"{row['steps_per_cpu_second']:.0f} per CPU s"
+              + (f" ({ratio:.2f}x TF 2.15)" if ratio else ""))  # fmt: skip
     print(f"results in {path}")
 
 

@@ -93,6 +93,7 @@ OWN_BENCHES = (
     "experiments.bench.rnn_siamese",
     "experiments.bench.zoo_layer_resnet",
     "experiments.bench.estimator",
+    "experiments.bench.canned",
 )
 
 
