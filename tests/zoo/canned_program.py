@@ -90,6 +90,32 @@ def _input_fn(kind, repeat):
     return input_fn
 
 
+# Tensors programs fetch from hooks (census wide_deep logs the first two), looked up
+# under each scope a canned head is built in.
+FETCHED = [
+    f"{scope}head/{name}:0"
+    for scope in ("", "dnn/", "linear/")
+    for name in ("weighted_loss/Sum", "truediv", "predictions/probabilities",
+                 "predictions/logistic", "predictions/class_ids")
+]  # fmt: skip
+
+
+class _Fetchable(tf.train.SessionRunHook):
+    """Records which of FETCHED the training graph holds."""
+
+    def begin(self):
+        graph = tf.get_default_graph()
+        self.names = [name for name in FETCHED if _holds(graph, name)]
+
+
+def _holds(graph, name):
+    try:
+        graph.get_tensor_by_name(name)
+    except KeyError:
+        return False
+    return True
+
+
 def _plain(value):
     value = np.asarray(value)
     return value.astype(str).tolist() if value.dtype.kind in "SUO" else value.tolist()
@@ -100,7 +126,7 @@ def run(estimators, workdir, side):
     the start checkpoints, ``ours`` continues from them.
 
     Returns:
-        case -> {"names", "evaluation", "predictions"}.
+        case -> {"names", "fetchable", "evaluation", "predictions"}.
     """
     workdir, record = pathlib.Path(workdir), {}
     for case, (make, kind) in cases(estimators).items():
@@ -110,12 +136,13 @@ def run(estimators, workdir, side):
             shutil.copytree(model_dir, workdir / case / "start")
         else:
             shutil.copytree(workdir / case / "start", model_dir)
-        estimator = make(str(model_dir))
-        estimator.train(_input_fn(kind, True), steps=STEPS)
+        estimator, fetchable = make(str(model_dir)), _Fetchable()
+        estimator.train(_input_fn(kind, True), hooks=[fetchable], steps=STEPS)
         evaluation = estimator.evaluate(_input_fn(kind, False))
         predictions = list(estimator.predict(_input_fn(kind, False)))
         record[case] = {
             "names": estimator.get_variable_names(),
+            "fetchable": fetchable.names,
             "evaluation": {key: _plain(value) for key, value in evaluation.items()},
             "predictions": {
                 key: [_plain(p[key]) for p in predictions] for key in predictions[0]

@@ -55,9 +55,11 @@ CANNED_REFERENCE = pytest.mark.xdist_group("canned_reference")
 @pytest.mark.slow
 @CANNED_REFERENCE
 @pytest.mark.parametrize("case", CASES)
-def test_checkpoint_names_equal_tensorflow_2_15s(trained, case):
-    reference, ours = trained
-    assert ours[case]["names"] == reference[case]["names"]
+def test_checkpoint_and_tensor_names_equal_tensorflow_2_15s(trained, case):
+    reference, ours = (side[case] for side in trained)
+    assert ours["names"] == reference["names"]
+    assert ours["fetchable"] == reference["fetchable"]
+    assert any(name.endswith("head/weighted_loss/Sum:0") for name in ours["fetchable"])
 
 
 @pytest.mark.slow
