@@ -8,7 +8,7 @@ ARGS ?=
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install test test-fast lint inspect experiment-dqn experiment-ps \
-	bench bench-state bench-gradients bench-towers bench-dqn
+	bench bench-state bench-gradients bench-towers bench-dqn bench-canned
 
 install:
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -50,6 +50,9 @@ experiment-ps:
 # Benchmarks: results as JSON, never timed tests.
 bench:
 	$(PY) -m experiments.bench.speed $(DATA_FLAGS) $(ARGS)
+
+bench-canned:
+	$(PY) -m experiments.bench.canned $(ARGS)
 
 bench-state:
 	$(PY) -m experiments.bench.state $(ARGS)

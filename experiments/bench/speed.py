@@ -89,7 +89,12 @@ BEST_OF = {  # each at its best: the faster of its settings in this run
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 # Models timed by a module of their own: its bench(train, args, timed) returns
 # {model: results shaped as the MLP's}.
-OWN_BENCHES = ("experiments.bench.rnn_siamese", "experiments.bench.zoo_layer_resnet")
+OWN_BENCHES = (
+    "experiments.bench.rnn_siamese",
+    "experiments.bench.zoo_layer_resnet",
+    "experiments.bench.estimator",
+    "experiments.bench.canned",
+)
 
 
 @dataclasses.dataclass(frozen=True)

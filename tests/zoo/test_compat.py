@@ -32,10 +32,7 @@ def uninstalled():
 
 def current():
     """``{name: value}`` of every attribute install() may change, as it is now."""
-    return {
-        name: module.__dict__.get(attribute)
-        for name, module, attribute, _, _ in zoo.compat.changes()
-    }
+    return {change.name: change.current() for change in zoo.compat.changes()}
 
 
 def same(now, before):

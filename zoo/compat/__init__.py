@@ -37,7 +37,7 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version"
            "install", "installed", "uninstall"]  # fmt: skip
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
-PARTS = ("namespaces", "tf_slim", "graph_collections")  # modules of zoo.compat, in order
+PARTS = ("namespaces", "tf_slim", "graph_collections", "estimator")  # in install order
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order
