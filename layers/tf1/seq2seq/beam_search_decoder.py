@@ -306,7 +306,8 @@ class BeamSearchDecoder(Decoder):
                 accumulated
             ),
         )  # fmt: skip
-        for new, old in zip(tf.nest.flatten(next_state), tf.nest.flatten(state), strict=True):
+        pairs = zip(tf.nest.flatten(next_state), tf.nest.flatten(state), strict=True)
+        for new, old in pairs:  # the static shapes the gathers lost
             if not isinstance(new, tf.TensorArray):
                 new.set_shape(old.shape)
         output = BeamSearchDecoderOutput(scores=best_scores, predicted_ids=word_ids,
