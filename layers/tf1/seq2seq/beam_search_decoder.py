@@ -181,19 +181,22 @@ class BeamSearchDecoder(Decoder):
         return True
 
     def _split(self, t, size):
-        """[batch * beam, ...] -> [batch, beam, ...]."""
-        shape = tf.concat([[self._batch_size, self._beam_width], tf.shape(t)[1:]], 0)
-        split = tf.reshape(t, shape)
-        expected = tf.TensorShape(
-            [tf.get_static_value(self._batch_size), self._beam_width]
-        ).concatenate(size)
-        if not split.shape.is_compatible_with(expected):
+        """[batch * beam, ...] -> [batch, beam, ...].
+
+        Raises:
+            ShapeError: ``t`` is not [batch * beam_width, size].
+        """
+        static = tf.get_static_value(self._batch_size)
+        rows = None if static is None else static * self._beam_width
+        if not t.shape.is_compatible_with(tf.TensorShape([rows]).concatenate(size)):
             raise ShapeError(
                 f"BeamSearchDecoder: expected a state [batch * beam_width, {size}] "
                 f"(beam_width {self._beam_width}), found shape {t.shape}; tile the "
                 "initial state and memory with tile_batch(..., beam_width)"
             )
-        split.set_shape(expected)
+        shape = tf.concat([[self._batch_size, self._beam_width], tf.shape(t)[1:]], 0)
+        split = tf.reshape(t, shape)
+        split.set_shape(tf.TensorShape([static, self._beam_width]).concatenate(size))
         return split
 
     def _merge(self, t, size):
@@ -343,7 +346,8 @@ class BeamSearchDecoder(Decoder):
         split = tf.reshape(stacked, tf.concat([[steps, self._batch_size, self._beam_width],
                                                tf.shape(stacked)[2:]], 0))  # fmt: skip
         beams = tf.broadcast_to(tf.range(self._beam_width), tf.shape(parent_ids))
-        ancestors = gather_tree(beams, parent_ids, tf.reduce_max(lengths, 1),
+        longest = tf.cast(tf.reduce_max(lengths, 1), tf.int32)
+        ancestors = gather_tree(beams, parent_ids, longest,
                                 end_token=self._beam_width + 1)  # fmt: skip
         within = tf.transpose(tf.sequence_mask(lengths, steps), [2, 0, 1])
         ancestors = tf.where(within, ancestors, beams)

@@ -31,6 +31,7 @@ def sequence_loss(logits, targets, weights, average_across_timesteps=True,
     Raises:
         ZooError: a rank other than these, or an axis both averaged and summed.
     """
+    logits, targets, weights = map(tf.convert_to_tensor, (logits, targets, weights))
     for tensor, rank, what in ((logits, 3, "logits [batch, time, classes]"),
                                (targets, 2, "targets [batch, time]"),
                                (weights, 2, "weights [batch, time]")):  # fmt: skip
