@@ -322,6 +322,8 @@ def attention_decoder(decoder_inputs, initial_state, attention_states, cell,
             "use rnn_decoder for no attention")  # fmt: skip
     check_cell("attention_decoder", cell)
     check_state(cell, initial_state, "attention_decoder initial_state")
+    decoder_inputs = [tf.convert_to_tensor(inp) for inp in decoder_inputs]
+    attention_states = tf.convert_to_tensor(attention_states, name="attention_states")
     if attention_states.shape[2] is None:
         raise ShapeError(
             f"attention_decoder: expected attention_states [batch, time, depth] with a "

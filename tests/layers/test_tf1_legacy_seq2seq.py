@@ -1,0 +1,175 @@
+"""layers.tf1.legacy_seq2seq: TF 1.15's tf.contrib.legacy_seq2seq, its variable names
+and its decoders checked against numpy on the same weights."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers.errors import ZooError
+from layers.tf1 import legacy_seq2seq
+from tests.layers.test_tf1_seq2seq import log_softmax, names, run, softmax
+from tests.layers.tf1_cells import ElmanCell, elman_step
+
+v1 = tf.compat.v1
+
+
+def test_rnn_decoder_equals_numpy_with_and_without_a_loop_function(graph):
+    rng = np.random.default_rng(7)
+    inputs = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+    start = rng.normal(size=(2, 3)).astype(np.float32)
+    cell = ElmanCell(3)
+    plain = legacy_seq2seq.rnn_decoder(inputs, start, cell)
+    fed = legacy_seq2seq.rnn_decoder(inputs, start, cell, loop_function=lambda p, i: p)
+    scope = "rnn_decoder/basic_rnn_cell"
+    assert names() == [f"{scope}/bias", f"{scope}/kernel"]
+    (plain, fed), variables = run([plain, fed])
+    kernel, bias = variables[f"{scope}/kernel"], variables[f"{scope}/bias"]
+    for loop, (outputs, state) in ((False, plain), (True, fed)):
+        h, previous = start, None
+        for t, x in enumerate(inputs):
+            previous, h = elman_step(kernel, bias, previous if loop and t else x, h)
+            np.testing.assert_allclose(outputs[t], previous, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(state, h, rtol=1e-5, atol=1e-6)
+
+
+def numpy_attention_decoder(variables, inputs, start, memory, heads, initial_attention):
+    """TF 1.15's attention_decoder: Bahdanau attention per head on the cell state."""
+    scope = "attention_decoder"
+    features = [memory @ variables[f"{scope}/AttnW_{a}"][0, 0] for a in range(heads)]
+
+    def attention(query):
+        reads = []
+        for a in range(heads):
+            y = query @ variables[f"{scope}/Attention_{a}/kernel"]
+            y = y + variables[f"{scope}/Attention_{a}/bias"]
+            v = variables[f"{scope}/AttnV_{a}"]
+            s = (v * np.tanh(features[a] + y[:, None])).sum(-1)
+            reads.append(np.einsum("bt,btd->bd", softmax(s), memory))
+        return reads
+
+    def linear(args, name):
+        joined = np.concatenate(args, 1)
+        return joined @ variables[f"{name}/kernel"] + variables[f"{name}/bias"]
+
+    kernel, bias = (variables[f"{scope}/basic_rnn_cell/{n}"] for n in ("kernel", "bias"))
+    state = start
+    reads = attention(state) if initial_attention else [np.zeros_like(memory[:, 0])] * heads
+    outputs = []
+    for x in inputs:
+        cell_output, state = elman_step(kernel, bias, linear([x, *reads], scope), state)
+        reads = attention(state)
+        outputs.append(linear([cell_output, *reads], f"{scope}/AttnOutputProjection"))
+    return outputs, state
+
+
+@pytest.mark.parametrize("heads,initial_attention", [(1, False), (2, True)])
+def test_attention_decoder_equals_numpy_on_the_same_weights(graph, heads,
+                                                            initial_attention):
+    rng = np.random.default_rng(8)
+    inputs = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+    start = rng.normal(size=(2, 4)).astype(np.float32)
+    memory = rng.normal(size=(2, 5, 6)).astype(np.float32)
+    outputs, state = legacy_seq2seq.attention_decoder(
+        inputs, start, memory, ElmanCell(4), output_size=7, num_heads=heads,
+        initial_state_attention=initial_attention,
+    )  # fmt: skip
+    scope = "attention_decoder"
+    parts = ("kernel", "bias", "basic_rnn_cell/kernel", "basic_rnn_cell/bias",
+             "AttnOutputProjection/kernel", "AttnOutputProjection/bias")
+    expected = {f"{scope}/{part}" for part in parts}
+    for a in range(heads):
+        expected |= {f"{scope}/AttnW_{a}", f"{scope}/AttnV_{a}",
+                     f"{scope}/Attention_{a}/kernel", f"{scope}/Attention_{a}/bias"}
+    assert names() == sorted(expected)
+    assign = {v.name[:-2]: rng.normal(size=v.shape).astype(np.float32) * 0.5
+              for v in v1.global_variables()}  # fmt: skip
+    (outputs, state), variables = run([outputs, state], assign)
+    expected_outputs, expected_state = numpy_attention_decoder(
+        variables, inputs, start, memory, heads, initial_attention
+    )
+    np.testing.assert_allclose(outputs, expected_outputs, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(state, expected_state, rtol=1e-4, atol=1e-5)
+
+
+def test_sequence_losses_equal_numpy(graph):
+    rng = np.random.default_rng(9)
+    logits = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(2)]
+    targets = [rng.integers(0, 4, 3).astype(np.int32) for _ in range(2)]
+    weights = [np.array([1, 1, 0.5], np.float32), np.array([1, 0, 1], np.float32)]
+    found, _ = run([
+        legacy_seq2seq.sequence_loss_by_example(logits, targets, weights),
+        legacy_seq2seq.sequence_loss_by_example(logits, targets, weights, False),
+        legacy_seq2seq.sequence_loss(logits, targets, weights),
+        legacy_seq2seq.sequence_loss(logits, targets, weights, average_across_batch=False),
+    ])  # fmt: skip
+    crossent = sum(-log_softmax(x)[np.arange(3), y] * w
+                   for x, y, w in zip(logits, targets, weights, strict=True))  # fmt: skip
+    per_example = crossent / (weights[0] + weights[1] + 1e-12)
+    for value, expected in zip(found, [per_example, crossent, per_example.sum() / 3,
+                                       per_example.sum()], strict=True):  # fmt: skip
+        np.testing.assert_allclose(value, expected, rtol=1e-5)
+
+
+def test_seq2seq_models_keep_tf_1_15s_names_and_share_across_buckets(graph):
+    encoder = [tf.zeros([2], tf.int32)] * 3
+    decoder = [tf.zeros([2], tf.int32)] * 2
+    legacy_seq2seq.embedding_attention_seq2seq(encoder, decoder, ElmanCell(4), 5, 6, 3,
+                                               feed_previous=tf.constant(True))  # fmt: skip
+    top = "embedding_attention_seq2seq"
+    inner = f"{top}/embedding_attention_decoder/attention_decoder"
+    assert names() == sorted([
+        f"{top}/rnn/embedding_wrapper/embedding",
+        f"{top}/rnn/embedding_wrapper/basic_rnn_cell/kernel",
+        f"{top}/rnn/embedding_wrapper/basic_rnn_cell/bias",
+        f"{top}/embedding_attention_decoder/embedding",
+        f"{inner}/AttnW_0", f"{inner}/AttnV_0", f"{inner}/kernel", f"{inner}/bias",
+        f"{inner}/output_projection_wrapper/basic_rnn_cell/kernel",
+        f"{inner}/output_projection_wrapper/basic_rnn_cell/bias",
+        f"{inner}/output_projection_wrapper/kernel",
+        f"{inner}/output_projection_wrapper/bias",
+        f"{inner}/Attention_0/kernel", f"{inner}/Attention_0/bias",
+        f"{inner}/AttnOutputProjection/kernel", f"{inner}/AttnOutputProjection/bias",
+    ])  # fmt: skip
+    with v1.variable_scope("tied"):
+        legacy_seq2seq.tied_rnn_seq2seq([tf.zeros([2, 3])] * 2, [tf.zeros([2, 3])] * 2,
+                                        ElmanCell(3))  # fmt: skip
+    assert [n for n in names() if n.startswith("tied/")] == [
+        "tied/combined_tied_rnn_seq2seq/tied_rnn_seq2seq/basic_rnn_cell/bias",
+        "tied/combined_tied_rnn_seq2seq/tied_rnn_seq2seq/basic_rnn_cell/kernel",
+    ]  # fmt: skip
+    cell = ElmanCell(3)
+    with v1.variable_scope("buckets"):
+        outputs, losses = legacy_seq2seq.model_with_buckets(
+            [tf.zeros([2, 3])] * 4, [tf.zeros([2, 3])] * 3, [tf.zeros([2], tf.int32)] * 3,
+            [tf.ones([2])] * 3, [(2, 2), (4, 3)],
+            lambda x, y: legacy_seq2seq.basic_rnn_seq2seq(x, y, cell),
+        )  # fmt: skip
+    assert [n for n in names() if n.startswith("buckets/")] == [
+        "buckets/basic_rnn_seq2seq/rnn/basic_rnn_cell/bias",
+        "buckets/basic_rnn_seq2seq/rnn/basic_rnn_cell/kernel",
+        "buckets/basic_rnn_seq2seq/rnn_decoder/basic_rnn_cell/bias",
+        "buckets/basic_rnn_seq2seq/rnn_decoder/basic_rnn_cell/kernel",
+    ]  # fmt: skip
+    assert [len(o) for o in outputs] == [2, 3] and len(losses) == 2
+
+
+def test_bad_input_names_the_function_and_both_structures(graph):
+    cell = ElmanCell(3)
+    pair = (tf.zeros([2, 3]), tf.zeros([2, 3]))
+    with pytest.raises(ZooError, match=(
+        r"ElmanCell: expected a rnn_decoder initial_state structured as the cell's "
+        r"state_size 3, found \(\[2, 3\], \[2, 3\]\)"
+    )):  # fmt: skip
+        legacy_seq2seq.rnn_decoder([tf.zeros([2, 3])], pair, cell)
+    with pytest.raises(ZooError, match="attention_decoder: expected at least one decoder "
+                       "input, found none"):  # fmt: skip
+        legacy_seq2seq.attention_decoder([], pair[0], tf.zeros([2, 4, 3]), cell)
+    with pytest.raises(ZooError, match=(
+        r"sequence_loss_by_example: expected as many logits, weights and targets, "
+        r"found \(2, 1, 2\)"
+    )):  # fmt: skip
+        targets = [tf.zeros([2], tf.int32)] * 2
+        legacy_seq2seq.sequence_loss_by_example([pair[0]] * 2, targets, [tf.ones([2])])
+    with pytest.raises(ZooError, match="model_with_buckets: expected at least 3 targets"):
+        legacy_seq2seq.model_with_buckets([pair[0]] * 2, [pair[0]] * 3, [pair[0]] * 2,
+                                          [pair[0]] * 3, [(2, 3)], None)  # fmt: skip
