@@ -33,7 +33,7 @@ Usage::
         logits = tf1.dense(tf1.flatten(h), 10)               # dense/kernel, dense/bias
 """
 
-from layers.tf1 import rnn, rnn_cell
+from layers.tf1 import rnn, rnn_cell  # noqa: F401  (submodules, not tf.layers names)
 from layers.tf1.base import Layer
 from layers.tf1.convolutional import (
     Conv1D,

@@ -9,9 +9,11 @@ layer's input. Any cell object of TF1's protocol works, e.g. those of
 Usage::
 
     from layers.tf1 import rnn, rnn_cell
+    forward = [rnn_cell.LSTMCell(64) for _ in range(2)]
+    backward = [rnn_cell.LSTMCell(64) for _ in range(2)]
     outputs, states_fw, states_bw = rnn.stack_bidirectional_dynamic_rnn(
-        [rnn_cell.LSTMCell(64) for _ in range(2)], [rnn_cell.LSTMCell(64) for _ in range(2)],
-        x, dtype=tf.float32)   # stack_bidirectional_rnn/cell_0/bidirectional_rnn/fw/...
+        forward, backward, x, dtype=tf.float32)
+    # stack_bidirectional_rnn/cell_0/bidirectional_rnn/fw/lstm_cell/kernel ...
 """
 
 import tensorflow as tf
@@ -41,7 +43,7 @@ def stacked(function, cells_fw, cells_bw, inputs, initial_states_fw, initial_sta
     states_fw, states_bw = [], []
     layer_inputs = inputs
     with tf.compat.v1.variable_scope(owner):
-        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw, strict=True)):
             with tf.compat.v1.variable_scope(f"cell_{i}"):
                 outputs, state_fw, state_bw = function(
                     cell_fw, cell_bw, layer_inputs,

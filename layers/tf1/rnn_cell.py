@@ -243,7 +243,7 @@ def check_units(owner, num_units):
 
 
 class BasicRNNCell(RNNCell):
-    """TF 1.15's ``BasicRNNCell``: ``output = new_state = activation(W [inputs, state] + b)``.
+    """TF 1.15's ``BasicRNNCell``: output and new state ``tanh(W [inputs, state] + b)``.
 
     Variables ``kernel`` [depth + num_units, num_units] and ``bias`` (zeros).
 
@@ -299,7 +299,8 @@ class GRUCell(RNNCell):
         super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
         check_units(self._base_name, num_units)
         self._num_units, self._activation = num_units, activation_function(activation)
-        self._kernel_initializer, self._bias_initializer = kernel_initializer, bias_initializer
+        self._kernel_initializer = kernel_initializer
+        self._bias_initializer = bias_initializer
 
     @property
     def state_size(self):
@@ -423,7 +424,7 @@ class LSTMCell(RNNCell):
         shards = {"num_unit_shards": num_unit_shards, "num_proj_shards": num_proj_shards}
         given = sorted(name for name, value in shards.items() if value is not None)
         require(owner, f"expected no {given}, found {shards}" if given else None,
-                f"TF 1.15 deprecated them (partitioned weights); {UNSUPPORTED}")  # fmt: skip
+                f"TF 1.15 deprecated them; {UNSUPPORTED}")  # fmt: skip
         self._num_units, self._use_peepholes = num_units, use_peepholes
         self._cell_clip, self._proj_clip, self._num_proj = cell_clip, proj_clip, num_proj
         self._initializer, self._forget_bias = initializer, forget_bias
@@ -548,8 +549,10 @@ class LayerNormBasicLSTMCell(RNNCell):
             gates = tf.nn.bias_add(gates, self._bias)
         i, j, f, o = tf.split(gates, 4, axis=1)
         if self._layer_norm:
-            parts = ("input", "transform", "forget", "output")
-            i, j, f, o = (self._norm(v, part) for v, part in zip((i, j, f, o), parts))
+            i, j, f, o = (
+                self._norm(i, "input"), self._norm(j, "transform"),
+                self._norm(f, "forget"), self._norm(o, "output"),
+            )  # fmt: skip
         g = self._activation(j)
         if not isinstance(self._keep_prob, float) or self._keep_prob < 1:
             g = tf.nn.dropout(g, rate=1 - self._keep_prob, seed=self._seed)
@@ -614,7 +617,7 @@ class MultiRNNCell(RNNCell):
         if not self._state_is_tuple:
             state = tf.split(state, [cell.state_size for cell in self._cells], axis=1)
         new_states = []
-        for i, (cell, cell_state) in enumerate(zip(self._cells, state)):
+        for i, (cell, cell_state) in enumerate(zip(self._cells, state, strict=True)):
             with tf.compat.v1.variable_scope(f"cell_{i}"):
                 inputs, new_state = cell(inputs, cell_state)
             new_states.append(new_state)
@@ -640,8 +643,8 @@ class RNNCellWrapper(RNNCell):
             name for name in ("output_size", "state_size", "zero_state", "__call__")
             if not hasattr(cell, name)
         ]  # fmt: skip
-        require(self._base_name, f"expected an RNN cell, found {cell!r} without "
-                f"{missing}" if missing else None, "wrap e.g. BasicLSTMCell(128)")  # fmt: skip
+        problem = f"expected an RNN cell, found {cell!r} without {missing}"
+        require(self._base_name, problem if missing else None, "wrap e.g. LSTMCell(128)")
         self.cell = cell
 
     @property
@@ -751,7 +754,7 @@ def shallow_filter(visitor, value):
             return False
         answer = [True] * len(value)
     parts = [shallow_filter(visitor, child) if keep else False
-             for keep, child in zip(answer, value)]  # fmt: skip
+             for keep, child in zip(answer, value, strict=True)]  # fmt: skip
     return rebuild(value, parts)
 
 
@@ -771,7 +774,7 @@ def map_leaves(shallow, function, *values):
     def visit(node, *subtrees):
         if not tf.nest.is_nested(node):
             return function(next(counter), node, *subtrees)
-        parts = [visit(*level) for level in zip(node, *subtrees)]
+        parts = [visit(*level) for level in zip(node, *subtrees, strict=True)]
         return rebuild(node, parts)
 
     return visit(shallow, *values)
@@ -816,8 +819,8 @@ class DropoutWrapper(RNNCellWrapper):
         self._seed, self._noise = seed, dict.fromkeys(self._keep)
         if not variational_recurrent:
             return
-        require(owner, None if dtype is not None else "expected dtype with "
-                "variational_recurrent=True, found None", "pass e.g. dtype=tf.float32")
+        problem = "expected dtype with variational_recurrent=True, found None"
+        require(owner, None if dtype else problem, "pass e.g. dtype=tf.float32")
         sizes = [("state", cell.state_size), ("output", cell.output_size)]
         if self._drops("input"):
             require(owner, None if input_size is not None else "expected input_size "
@@ -850,7 +853,7 @@ class DropoutWrapper(RNNCellWrapper):
         """TF 1.15's seed of a part's ``index``-th mask, from ``seed``."""
         if self._seed is None:
             return None
-        text = f"{self._seed}{part}_{index}".encode("utf-8")
+        text = f"{self._seed}{part}_{index}".encode()
         return int(hashlib.md5(text).hexdigest()[:8], 16) & 0x7FFFFFFF
 
     def _dropout(self, part, values, shallow=None):
