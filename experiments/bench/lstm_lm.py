@@ -160,8 +160,8 @@ def run_side(side, sizes, steps, rounds, warmup):
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "side.json")
         command = [
-            sys.executable, "-m", __spec__.name, side, "--json", path, "--steps", str(steps),
-            "--rounds", str(rounds), "--warmup", str(warmup),
+            sys.executable, "-m", __spec__.name, side, "--json", path,
+            "--steps", str(steps), "--rounds", str(rounds), "--warmup", str(warmup),
             "--sizes", json.dumps(dataclasses.asdict(sizes)),
         ]  # fmt: skip
         subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
