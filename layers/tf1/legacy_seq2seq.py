@@ -22,9 +22,9 @@ import math
 import tensorflow as tf
 
 from layers.checks import require
-from layers.errors import ShapeError
-from layers.tf1.seq2seq.basic_decoder import check_cell
-from layers.tf1.seq2seq.cell import Cell, check_state
+from layers.errors import ShapeError, ZooError
+from layers.tf1.rnn_cell import RNNCell
+from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
 
 v1 = tf.compat.v1
 
@@ -42,7 +42,7 @@ def _linear(args, output_size):
     return tf.nn.bias_add(tf.matmul(joined, kernel), bias)
 
 
-class EmbeddingWrapper(Cell):
+class EmbeddingWrapper(RNNCell):
     """TF 1.15's ``contrib.rnn.EmbeddingWrapper``: ids [batch] (or [batch, 1]) looked
     up in ``embedding`` [embedding_classes, embedding_size] before ``cell``.
 
@@ -84,7 +84,7 @@ class EmbeddingWrapper(Cell):
         return self._cell(embedded, state)
 
 
-class OutputProjectionWrapper(Cell):
+class OutputProjectionWrapper(RNNCell):
     """TF 1.15's ``contrib.rnn.OutputProjectionWrapper``: the cell's output through
     ``kernel`` [cell output, output_size] and ``bias``, then ``activation``.
 
@@ -119,6 +119,22 @@ class OutputProjectionWrapper(Cell):
         return projected, state
 
 
+def _encoder_copy(owner, cell):
+    """A copy of ``cell`` for the encoder, its variables its own.
+
+    Raises:
+        ZooError: the cell was called already (its variables cannot be copied).
+    """
+    try:
+        return copy.deepcopy(cell)
+    except (NotImplementedError, TypeError):
+        raise ZooError(
+            f"{owner}: expected a cell not called yet (it is copied for the encoder), "
+            f"found {type(cell).__name__} with variables; make a new cell inside the "
+            "function given to model_with_buckets, one per call (TF 1.x failed here too)"
+        ) from None
+
+
 def rnn_decoder(decoder_inputs, initial_state, cell, loop_function=None, scope=None):
     """Runs ``cell`` on each input; with ``loop_function``, each input after the
     first is ``loop_function(previous output, step)`` instead.
@@ -137,7 +153,7 @@ def rnn_decoder(decoder_inputs, initial_state, cell, loop_function=None, scope=N
         ZooError: ``cell`` is not a cell, or ``initial_state`` not of its structure.
     """
     check_cell("rnn_decoder", cell)
-    check_state(cell, initial_state, "rnn_decoder initial_state")
+    check_state(cell, initial_state, "an rnn_decoder initial_state")
     with v1.variable_scope(scope or "rnn_decoder"):
         state, outputs, previous = initial_state, [], None
         for i, inp in enumerate(decoder_inputs):
@@ -161,7 +177,7 @@ def basic_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, dtype=tf.float32, sc
         ``(outputs, state)`` of the decoder.
     """
     with v1.variable_scope(scope or "basic_rnn_seq2seq"):
-        encoder_cell = copy.deepcopy(cell)
+        encoder_cell = _encoder_copy("basic_rnn_seq2seq", cell)
         _, encoder_state = v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
         return rnn_decoder(decoder_inputs, encoder_state, cell)
 
@@ -269,8 +285,8 @@ def embedding_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, num_encoder_symb
         if dtype is not None:
             varscope.set_dtype(dtype)
         dtype = varscope.dtype
-        encoder_cell = EmbeddingWrapper(copy.deepcopy(cell), num_encoder_symbols,
-                                        embedding_size)  # fmt: skip
+        encoder_cell = EmbeddingWrapper(_encoder_copy("embedding_rnn_seq2seq", cell),
+                                        num_encoder_symbols, embedding_size)  # fmt: skip
         _, encoder_state = v1.nn.static_rnn(encoder_cell, encoder_inputs, dtype=dtype)
         if output_projection is None:
             cell = OutputProjectionWrapper(cell, num_decoder_symbols)
@@ -321,7 +337,7 @@ def attention_decoder(decoder_inputs, initial_state, attention_states, cell,
             f"expected num_heads >= 1, found {num_heads}",
             "use rnn_decoder for no attention")  # fmt: skip
     check_cell("attention_decoder", cell)
-    check_state(cell, initial_state, "attention_decoder initial_state")
+    check_state(cell, initial_state, "an attention_decoder initial_state")
     decoder_inputs = [tf.convert_to_tensor(inp) for inp in decoder_inputs]
     attention_states = tf.convert_to_tensor(attention_states, name="attention_states")
     if attention_states.shape[2] is None:
@@ -428,8 +444,8 @@ def embedding_attention_seq2seq(encoder_inputs, decoder_inputs, cell, num_encode
     """
     with v1.variable_scope(scope or "embedding_attention_seq2seq", dtype=dtype) as varscope:
         dtype = varscope.dtype
-        encoder_cell = EmbeddingWrapper(copy.deepcopy(cell), num_encoder_symbols,
-                                        embedding_size)  # fmt: skip
+        encoder_cell = EmbeddingWrapper(_encoder_copy("embedding_attention_seq2seq", cell),
+                                        num_encoder_symbols, embedding_size)  # fmt: skip
         encoder_outputs, encoder_state = v1.nn.static_rnn(encoder_cell, encoder_inputs,
                                                           dtype=dtype)  # fmt: skip
         attention_states = tf.stack(encoder_outputs, 1)

@@ -7,8 +7,9 @@ import tensorflow as tf
 
 from layers.errors import ZooError
 from layers.tf1 import legacy_seq2seq
+from layers.tf1.rnn_cell import BasicRNNCell
 from tests.layers.test_tf1_seq2seq import log_softmax, names, run, softmax
-from tests.layers.tf1_cells import ElmanCell, elman_step
+from tests.layers.tf1_cells import basic_rnn_step
 
 v1 = tf.compat.v1
 
@@ -17,7 +18,7 @@ def test_rnn_decoder_equals_numpy_with_and_without_a_loop_function(graph):
     rng = np.random.default_rng(7)
     inputs = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
     start = rng.normal(size=(2, 3)).astype(np.float32)
-    cell = ElmanCell(3)
+    cell = BasicRNNCell(3)
     plain = legacy_seq2seq.rnn_decoder(inputs, start, cell)
     fed = legacy_seq2seq.rnn_decoder(inputs, start, cell, loop_function=lambda p, i: p)
     scope = "rnn_decoder/basic_rnn_cell"
@@ -27,7 +28,7 @@ def test_rnn_decoder_equals_numpy_with_and_without_a_loop_function(graph):
     for loop, (outputs, state) in ((False, plain), (True, fed)):
         h, previous = start, None
         for t, x in enumerate(inputs):
-            previous, h = elman_step(kernel, bias, previous if loop and t else x, h)
+            previous, h = basic_rnn_step(kernel, bias, previous if loop and t else x, h)
             np.testing.assert_allclose(outputs[t], previous, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(state, h, rtol=1e-5, atol=1e-6)
 
@@ -56,7 +57,7 @@ def numpy_attention_decoder(variables, inputs, start, memory, heads, initial_att
     reads = attention(state) if initial_attention else [np.zeros_like(memory[:, 0])] * heads
     outputs = []
     for x in inputs:
-        cell_output, state = elman_step(kernel, bias, linear([x, *reads], scope), state)
+        cell_output, state = basic_rnn_step(kernel, bias, linear([x, *reads], scope), state)
         reads = attention(state)
         outputs.append(linear([cell_output, *reads], f"{scope}/AttnOutputProjection"))
     return outputs, state
@@ -70,7 +71,7 @@ def test_attention_decoder_equals_numpy_on_the_same_weights(graph, heads,
     start = rng.normal(size=(2, 4)).astype(np.float32)
     memory = rng.normal(size=(2, 5, 6)).astype(np.float32)
     outputs, state = legacy_seq2seq.attention_decoder(
-        inputs, start, memory, ElmanCell(4), output_size=7, num_heads=heads,
+        inputs, start, memory, BasicRNNCell(4), output_size=7, num_heads=heads,
         initial_state_attention=initial_attention,
     )  # fmt: skip
     scope = "attention_decoder"
@@ -113,7 +114,7 @@ def test_sequence_losses_equal_numpy(graph):
 def test_seq2seq_models_keep_tf_1_15s_names_and_share_across_buckets(graph):
     encoder = [tf.zeros([2], tf.int32)] * 3
     decoder = [tf.zeros([2], tf.int32)] * 2
-    legacy_seq2seq.embedding_attention_seq2seq(encoder, decoder, ElmanCell(4), 5, 6, 3,
+    legacy_seq2seq.embedding_attention_seq2seq(encoder, decoder, BasicRNNCell(4), 5, 6, 3,
                                                feed_previous=tf.constant(True))  # fmt: skip
     top = "embedding_attention_seq2seq"
     inner = f"{top}/embedding_attention_decoder/attention_decoder"
@@ -132,17 +133,16 @@ def test_seq2seq_models_keep_tf_1_15s_names_and_share_across_buckets(graph):
     ])  # fmt: skip
     with v1.variable_scope("tied"):
         legacy_seq2seq.tied_rnn_seq2seq([tf.zeros([2, 3])] * 2, [tf.zeros([2, 3])] * 2,
-                                        ElmanCell(3))  # fmt: skip
+                                        BasicRNNCell(3))  # fmt: skip
     assert [n for n in names() if n.startswith("tied/")] == [
         "tied/combined_tied_rnn_seq2seq/tied_rnn_seq2seq/basic_rnn_cell/bias",
         "tied/combined_tied_rnn_seq2seq/tied_rnn_seq2seq/basic_rnn_cell/kernel",
     ]  # fmt: skip
-    cell = ElmanCell(3)
     with v1.variable_scope("buckets"):
         outputs, losses = legacy_seq2seq.model_with_buckets(
             [tf.zeros([2, 3])] * 4, [tf.zeros([2, 3])] * 3, [tf.zeros([2], tf.int32)] * 3,
             [tf.ones([2])] * 3, [(2, 2), (4, 3)],
-            lambda x, y: legacy_seq2seq.basic_rnn_seq2seq(x, y, cell),
+            lambda x, y: legacy_seq2seq.basic_rnn_seq2seq(x, y, BasicRNNCell(3)),
         )  # fmt: skip
     assert [n for n in names() if n.startswith("buckets/")] == [
         "buckets/basic_rnn_seq2seq/rnn/basic_rnn_cell/bias",
@@ -154,11 +154,11 @@ def test_seq2seq_models_keep_tf_1_15s_names_and_share_across_buckets(graph):
 
 
 def test_bad_input_names_the_function_and_both_structures(graph):
-    cell = ElmanCell(3)
+    cell = BasicRNNCell(3)
     pair = (tf.zeros([2, 3]), tf.zeros([2, 3]))
     with pytest.raises(ZooError, match=(
-        r"ElmanCell: expected a rnn_decoder initial_state structured as the cell's "
-        r"state_size 3, found \(\[2, 3\], \[2, 3\]\)"
+        r"basic_rnn_cell \(BasicRNNCell\): expected an rnn_decoder initial_state of the "
+        r"structure of its state_size, 3, found \(TensorShape\(\[2, 3\]\), "
     )):  # fmt: skip
         legacy_seq2seq.rnn_decoder([tf.zeros([2, 3])], pair, cell)
     with pytest.raises(ZooError, match="attention_decoder: expected at least one decoder "
@@ -173,3 +173,9 @@ def test_bad_input_names_the_function_and_both_structures(graph):
     with pytest.raises(ZooError, match="model_with_buckets: expected at least 3 targets"):
         legacy_seq2seq.model_with_buckets([pair[0]] * 2, [pair[0]] * 3, [pair[0]] * 2,
                                           [pair[0]] * 3, [(2, 3)], None)  # fmt: skip
+    legacy_seq2seq.rnn_decoder([pair[0]], pair[0], cell)
+    with pytest.raises(ZooError, match=(
+        "basic_rnn_seq2seq: expected a cell not called yet .it is copied for the encoder., "
+        "found BasicRNNCell with variables; make a new cell inside the function"
+    )):  # fmt: skip
+        legacy_seq2seq.basic_rnn_seq2seq([pair[0]], [pair[0]], cell)

@@ -8,7 +8,8 @@ import tensorflow as tf
 from layers import tf1
 from layers.errors import ShapeError, ZooError
 from layers.tf1 import seq2seq
-from tests.layers.tf1_cells import ElmanCell, IdentityCell, elman_step, values
+from layers.tf1.rnn_cell import BasicRNNCell
+from tests.layers.tf1_cells import IdentityCell, basic_rnn_step, values
 
 v1 = tf.compat.v1
 
@@ -99,7 +100,7 @@ def numpy_unroll(variables, inputs, steps, scope="decoder", projection="projecti
     state = np.zeros((inputs(0, None).shape[0], bias.shape[0]), np.float32)
     outputs, states, output = [], [], None
     for t in range(steps):
-        output, state = elman_step(kernel, bias, inputs(t, output), state)
+        output, state = basic_rnn_step(kernel, bias, inputs(t, output), state)
         outputs.append(output @ variables[f"{scope}/{projection}/kernel"]
                        + variables[f"{scope}/{projection}/bias"])  # fmt: skip
         states.append(state)
@@ -110,7 +111,7 @@ def test_basic_decoder_with_training_helper_equals_a_numpy_unroll(graph):
     rng = np.random.default_rng(2)
     inputs = rng.normal(size=(3, 5, 2)).astype(np.float32)
     lengths = np.array([5, 2, 3], np.int32)
-    cell, projection = ElmanCell(4), tf1.Dense(6, name="projection")
+    cell, projection = BasicRNNCell(4), tf1.Dense(6, name="projection")
     decoded = {}
     for impute in (False, True):
         helper = seq2seq.TrainingHelper(inputs, lengths)
@@ -214,7 +215,7 @@ def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
         mechanism = seq2seq.BahdanauAttention(5, memory, lengths, normalize=flag)
     else:
         mechanism = seq2seq.LuongAttention(5, memory, lengths, scale=flag)
-    cell = seq2seq.AttentionWrapper(ElmanCell(5), mechanism, attention_layer_size=3,
+    cell = seq2seq.AttentionWrapper(BasicRNNCell(5), mechanism, attention_layer_size=3,
                                     alignment_history=True)  # fmt: skip
     state, outputs, states = cell.zero_state(2, tf.float32), [], []
     for t in range(2):
@@ -243,7 +244,7 @@ def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
     kernel, bias = (variables[f"attention_wrapper/basic_rnn_cell/{name}"]
                     for name in ("kernel", "bias"))  # fmt: skip
     for t in range(2):
-        h, _ = elman_step(kernel, bias, np.concatenate([inputs[:, t], attention], 1), h)
+        h, _ = basic_rnn_step(kernel, bias, np.concatenate([inputs[:, t], attention], 1), h)
         alignments, context = numpy_attention(kind, flag, variables, memory, lengths, h)
         attention = np.concatenate([h, context], 1) @ variables[
             "attention_wrapper/attention_layer/kernel"]
@@ -259,8 +260,8 @@ def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
 def test_attention_wrapper_state_structure_and_names_in_a_decoder(graph):
     memory = tf.random.normal([2, 6, 3])
     mechanisms = [seq2seq.BahdanauAttention(4, memory), seq2seq.LuongAttention(4, memory)]
-    cell = seq2seq.AttentionWrapper(ElmanCell(4), mechanisms, attention_layer_size=[3, 2],
-                                    output_attention=False)  # fmt: skip
+    cell = seq2seq.AttentionWrapper(BasicRNNCell(4), mechanisms,
+                                    attention_layer_size=[3, 2], output_attention=False)
     assert cell.output_size == 4 and cell.state_size.attention == 5
     assert cell.state_size.alignments == (6, 6)
     assert cell.state_size.alignment_history == ((), ())
@@ -422,7 +423,7 @@ def test_beam_search_returns_the_best_scoring_beams(graph, alpha):
 def test_beam_search_over_attention_reorders_the_alignment_history(graph):
     memory = seq2seq.tile_batch(tf.random.normal([2, 5, 3], seed=1), 3)
     mechanism = seq2seq.LuongAttention(4, memory)
-    cell = seq2seq.AttentionWrapper(ElmanCell(4), mechanism, alignment_history=True)
+    cell = seq2seq.AttentionWrapper(BasicRNNCell(4), mechanism, alignment_history=True)
     projection, found = tf1.Dense(6, name="logits"), {}
     for reorder in (True, False):
         decoder = seq2seq.BeamSearchDecoder(
@@ -452,7 +453,7 @@ def test_scheduled_helpers_feed_samples_or_outputs(graph):
     inputs = rng.normal(size=(2, 4, 3)).astype(np.float32)
     embedding = rng.normal(size=(3, 3)).astype(np.float32)
     lengths = [4, 4]
-    cell, projection = ElmanCell(3), tf1.Dense(3, name="projection")
+    cell, projection = BasicRNNCell(3), tf1.Dense(3, name="projection")
     helpers = {
         "never": seq2seq.ScheduledEmbeddingTrainingHelper(inputs, lengths, embedding, 0.0),
         "always": seq2seq.ScheduledEmbeddingTrainingHelper(inputs, lengths, embedding, 1.0),
@@ -481,22 +482,26 @@ def test_scheduled_helpers_feed_samples_or_outputs(graph):
 
 
 def test_bad_input_names_the_owner_and_both_structures(graph):
-    cell = ElmanCell(4)
+    cell = BasicRNNCell(4)
     pair = (tf.zeros([2, 4]), tf.zeros([2, 4]))
     helper = seq2seq.TrainingHelper(tf.zeros([2, 3, 1]), [3, 3])
     with pytest.raises(ZooError, match=(
-        r"ElmanCell: expected a BasicDecoder initial_state structured as the cell's "
-        r"state_size 4, found \(\[2, 4\], \[2, 4\]\); pass cell.zero_state\(batch_size, "
+        r"basic_rnn_cell \(BasicRNNCell\): expected a BasicDecoder initial_state of the "
+        r"structure of its state_size, 4, found \(TensorShape\(\[2, 4\]\), "
+        r"TensorShape\(\[2, 4\]\)\); pass cell.zero_state\(batch_size, dtype\)"
     )):  # fmt: skip
         seq2seq.BasicDecoder(cell, helper, pair)
     memory = tf.zeros([2, 5, 4])
     wrapper = seq2seq.AttentionWrapper(cell, seq2seq.LuongAttention(4, memory))
     with pytest.raises(ZooError, match=(
-        r"attention_wrapper: expected an AttentionWrapperState, found \w*Tensor \[2, 4\]"
+        r"attention_wrapper \(AttentionWrapper\): expected a state of the structure of "
+        r"its state_size, AttentionWrapperState\(cell_state=4, attention=4, .*\), "
+        r"found \(2, 4\)"
     )):  # fmt: skip
         wrapper(tf.zeros([2, 1]), pair[0])
     with pytest.raises(ZooError, match=(
-        r"clone: expected cell_state structured as \[2, 4\], found \(\[2, 4\], \[2, 4\]\)"
+        r"AttentionWrapperState.clone: expected cell_state structured as \(2, 4\), found "
+        r"\(TensorShape\(\[2, 4\]\), TensorShape\(\[2, 4\]\)\)"
     )):  # fmt: skip
         wrapper.zero_state(2, tf.float32).clone(cell_state=pair)
     with pytest.raises(ZooError, match=(

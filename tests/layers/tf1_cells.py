@@ -1,6 +1,6 @@
-"""A minimal RNN cell with TF 1.15's protocol (``state_size``, ``output_size``,
-``zero_state``, ``__call__(inputs, state)`` in its own variable scope), and its numpy
-step: what the seq2seq tests decode with, independent of the code under test."""
+"""What the seq2seq tests decode with: the numpy step of ``BasicRNNCell``, and a cell
+that is no ``RNNCell``, only TF 1.15's protocol (``state_size``, ``output_size``,
+``zero_state``, a call)."""
 
 import numpy as np
 import tensorflow as tf
@@ -8,39 +8,9 @@ import tensorflow as tf
 v1 = tf.compat.v1
 
 
-class ElmanCell:
-    """``h' = tanh([x, h] @ kernel + bias)``, output ``h'``; variables
-    ``<scope>/basic_rnn_cell/kernel`` and ``bias`` made on the first call."""
-
-    def __init__(self, num_units):
-        self.num_units, self._scope = num_units, None
-
-    @property
-    def state_size(self):
-        return self.num_units
-
-    @property
-    def output_size(self):
-        return self.num_units
-
-    def zero_state(self, batch_size, dtype):
-        return tf.zeros([batch_size, self.num_units], dtype)
-
-    def __call__(self, inputs, state):
-        opened = (v1.variable_scope(self._scope, reuse=True) if self._scope else
-                  v1.variable_scope(None, default_name="basic_rnn_cell"))  # fmt: skip
-        with opened as scope:
-            self._scope = scope
-            width = inputs.shape[-1] + self.num_units
-            kernel = v1.get_variable("kernel", [width, self.num_units])
-            bias = v1.get_variable("bias", [self.num_units],
-                                   initializer=v1.random_normal_initializer())  # fmt: skip
-            output = tf.tanh(tf.matmul(tf.concat([inputs, state], 1), kernel) + bias)
-        return output, output
-
-
-def elman_step(kernel, bias, inputs, state):
-    """The numpy step of :class:`ElmanCell`: ``(output, state)``."""
+def basic_rnn_step(kernel, bias, inputs, state):
+    """The numpy step of ``BasicRNNCell``: ``(output, state)``, both
+    ``tanh([inputs, state] @ kernel + bias)``."""
     output = np.tanh(np.concatenate([inputs, state], 1) @ kernel + bias)
     return output, output
 

@@ -5,8 +5,9 @@ Laid out as TF 1.15's ``tensorflow/contrib/seq2seq/python/ops/``: :mod:`.helper`
 :mod:`.decoder`, :mod:`.basic_decoder`, :mod:`.attention_wrapper`,
 :mod:`.beam_search_decoder`, :mod:`.beam_search_ops` (``gather_tree``), :mod:`.loss`;
 every TF 1.15 name is exported here. ``zoo.compat.install()`` makes this
-``tf.contrib.seq2seq``. Cells are anything with TF 1.15's cell protocol
-(:mod:`.cell`).
+``tf.contrib.seq2seq``. A cell is :mod:`layers.tf1.rnn_cell`'s, or anything with TF
+1.15's cell protocol (``state_size``, ``output_size``, ``zero_state``, a call
+``(inputs, state) -> (output, state)`` that makes its variables in its own scope).
 
 Usage::
 

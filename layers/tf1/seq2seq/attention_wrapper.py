@@ -23,7 +23,8 @@ import tensorflow as tf
 from layers.checks import choice_problem, require
 from layers.errors import ShapeError, ZooError
 from layers.tf1.core import Dense
-from layers.tf1.seq2seq.cell import Cell, check_state, outline, zeros_for
+from layers.tf1.rnn_cell import RNNCell, structure, zeros
+from layers.tf1.seq2seq.basic_decoder import check_state
 
 v1 = tf.compat.v1
 
@@ -191,7 +192,7 @@ class _BaseAttentionMechanism(AttentionMechanism):
 
     def initial_alignments(self, batch_size, dtype):
         """Zeros [batch_size, memory time]."""
-        return zeros_for(self._alignments_size, batch_size, dtype)
+        return zeros(batch_size, self._alignments_size, dtype)
 
     def initial_state(self, batch_size, dtype):
         """The mechanism's first state: its initial alignments."""
@@ -463,7 +464,7 @@ class AttentionWrapperState(collections.namedtuple("AttentionWrapperState", _STA
             except (ValueError, TypeError):
                 raise ZooError(
                     f"AttentionWrapperState.clone: expected {field} structured as "
-                    f"{outline(getattr(self, field))}, found {outline(value)}; pass a "
+                    f"{structure(getattr(self, field))}, found {structure(value)}; pass a "
                     "value of the wrapped cell's state structure"
                 ) from None
         return tf.nest.map_structure(same_shape, self, replaced)
@@ -479,7 +480,7 @@ def _compute_attention(mechanism, cell_output, attention_state, attention_layer)
     return context, alignments, next_attention_state
 
 
-class AttentionWrapper(Cell):
+class AttentionWrapper(RNNCell):
     """A cell that attends over one or more memories after each step of ``cell``.
 
     Args:
@@ -545,7 +546,7 @@ class AttentionWrapper(Cell):
         self._alignment_history = alignment_history
         self._attention_fn = attention_fn or _compute_attention
         if initial_cell_state is not None:
-            check_state(cell, initial_cell_state, f"{owner} initial_cell_state")
+            check_state(cell, initial_cell_state, f"an {owner} initial_cell_state")
         self._initial_cell_state = initial_cell_state
 
     def _item_or_tuple(self, items):
@@ -612,7 +613,7 @@ class AttentionWrapper(Cell):
             return AttentionWrapperState(
                 cell_state=cell_state,
                 time=tf.zeros([], tf.int32),
-                attention=zeros_for(self._attention_layer_size, batch_size, dtype),
+                attention=zeros(batch_size, self._attention_layer_size, dtype),
                 alignments=self._item_or_tuple(alignments),
                 attention_state=self._item_or_tuple(
                     m.initial_state(batch_size, dtype) for m in self._mechanisms
@@ -638,10 +639,9 @@ class AttentionWrapper(Cell):
         if not isinstance(state, AttentionWrapperState):
             raise ZooError(
                 f"{self.scope_name}: expected an AttentionWrapperState, found "
-                f"{type(state).__name__} {outline(state)}; pass "
+                f"{type(state).__name__} {structure(state)}; pass "
                 "cell.zero_state(batch_size, dtype).clone(cell_state=...)"
             )
-        check_state(self, state)
         cell_output, next_cell_state = self._cell(
             self._cell_input_fn(inputs, state.attention), state.cell_state
         )

@@ -14,7 +14,8 @@ import collections
 import tensorflow as tf
 
 from layers.checks import require
-from layers.tf1.seq2seq.cell import check_state
+from layers.errors import ZooError
+from layers.tf1.rnn_cell import structure
 from layers.tf1.seq2seq.decoder import Decoder
 from layers.tf1.seq2seq.helper import Helper
 
@@ -35,6 +36,24 @@ def check_cell(owner, cell):
     require(owner, f"expected an RNN cell, found {type(cell).__name__} without "
             f"{', '.join(missing)}" if missing else None,
             "pass a tf.nn.rnn_cell cell (layers.tf1.rnn_cell under install())")  # fmt: skip
+
+
+def check_state(cell, state, what="a state"):
+    """Raises unless ``state`` has the structure of ``cell.state_size``.
+
+    Raises:
+        ZooError: the structures differ; the message names the cell and both, in
+            the words of :class:`layers.tf1.rnn_cell.RNNCell`'s own check.
+    """
+    try:
+        tf.nest.assert_same_structure(cell.state_size, state, check_types=False)
+    except (ValueError, TypeError):
+        name = getattr(cell, "name", None) or type(cell).__name__
+        raise ZooError(
+            f"{name} ({type(cell).__name__}): expected {what} of the structure of its "
+            f"state_size, {cell.state_size}, found {structure(state)}; pass "
+            "cell.zero_state(batch_size, dtype), or the state this cell returned"
+        ) from None
 
 
 def output_size_of(cell, output_layer):
@@ -73,7 +92,7 @@ class BasicDecoder(Decoder):
         require("BasicDecoder", None if output_layer is None or callable(output_layer)
                 else f"expected an output_layer layer, found {type(output_layer).__name__}",
                 "pass e.g. tf.layers.Dense(vocab_size)")  # fmt: skip
-        check_state(cell, initial_state, "BasicDecoder initial_state")
+        check_state(cell, initial_state, "a BasicDecoder initial_state")
         self._cell, self._helper, self._output_layer = cell, helper, output_layer
         self._initial_state = initial_state
 

@@ -18,9 +18,8 @@ import tensorflow as tf
 from layers.checks import int_problem, require
 from layers.errors import ShapeError
 from layers.tf1.seq2seq.attention_wrapper import AttentionWrapperState
-from layers.tf1.seq2seq.basic_decoder import check_cell
+from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
 from layers.tf1.seq2seq.beam_search_ops import gather_tree
-from layers.tf1.seq2seq.cell import check_state
 from layers.tf1.seq2seq.decoder import Decoder
 from layers.tf1.seq2seq.helper import embedding_function, start_and_end_tokens
 
@@ -142,7 +141,7 @@ class BeamSearchDecoder(Decoder):
         check_cell("BeamSearchDecoder", cell)
         require("BeamSearchDecoder", int_problem(beam_width, name="beam_width"),
                 "pass e.g. beam_width=4")  # fmt: skip
-        check_state(cell, initial_state, "BeamSearchDecoder initial_state")
+        check_state(cell, initial_state, "a BeamSearchDecoder initial_state")
         self._cell, self._output_layer = cell, output_layer
         self._embedding_fn = embedding_function(embedding)
         self._start_tokens, self._end_token = start_and_end_tokens(

@@ -5,7 +5,7 @@ import abc
 import tensorflow as tf
 
 from layers.checks import require
-from layers.tf1.seq2seq.cell import zeros_for
+from layers.tf1.rnn_cell import zeros
 
 v1 = tf.compat.v1
 
@@ -93,7 +93,7 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
                     "pass one int")  # fmt: skip
         finished, inputs, state = decoder.initialize()
         zero_outputs = tf.nest.map_structure(
-            lambda size, dtype: zeros_for(size, decoder.batch_size, dtype),
+            lambda size, dtype: zeros(decoder.batch_size, size, dtype),
             decoder.output_size, decoder.output_dtype,
         )  # fmt: skip
         if maximum_iterations is not None:
