@@ -523,7 +523,7 @@ def test_bad_input_names_the_owner_and_both_structures(graph):
         r"GreedyEmbeddingHelper: expected start_tokens \[batch\], found rank 2"
     )):  # fmt: skip
         seq2seq.GreedyEmbeddingHelper(tf.eye(3), [[0, 1]], 2)
-    with pytest.raises(ZooError, match="dynamic_decode: expected a Decoder, found BasicRNN"):
+    with pytest.raises(ZooError, match="dynamic_decode: expected a Decoder, found BasicRN"):
         seq2seq.dynamic_decode(cell)
     with pytest.raises(ZooError, match="CustomHelper: expected initialize.. to have run"):
         seq2seq.CustomHelper(None, None, None).batch_size  # noqa: B018
