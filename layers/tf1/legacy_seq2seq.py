@@ -28,6 +28,14 @@ from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
 
 v1 = tf.compat.v1
 
+__all__ = [
+    "attention_decoder", "basic_rnn_seq2seq", "embedding_attention_decoder",
+    "embedding_attention_seq2seq", "embedding_rnn_decoder", "embedding_rnn_seq2seq",
+    "embedding_tied_rnn_seq2seq", "model_with_buckets", "one2many_rnn_seq2seq",
+    "rnn_decoder", "sequence_loss", "sequence_loss_by_example", "tied_rnn_seq2seq",
+    "EmbeddingWrapper", "OutputProjectionWrapper",
+]  # fmt: skip
+
 
 def _linear(args, output_size):
     """``concat(args) @ kernel + bias`` with ``kernel`` and ``bias`` (zeros) made in
@@ -223,9 +231,10 @@ def _check_projection(owner, output_projection, num_symbols, dtype):
         )
 
 
-def _decoded_by_flag(feed_previous, decoder, encoder_state):
+def _decoded_by_flag(feed_previous, decoder, state_structure):
     """``decoder(feed_previous)``; when ``feed_previous`` is a bool tensor, both
-    decoders (sharing variables) under a ``tf.cond``."""
+    decoders (sharing variables) under a ``tf.cond``, the state packed as
+    ``state_structure``."""
     if isinstance(feed_previous, bool):
         return decoder(feed_previous)
 
@@ -235,8 +244,8 @@ def _decoded_by_flag(feed_previous, decoder, encoder_state):
         return outputs + tf.nest.flatten(state)
 
     both = tf.cond(feed_previous, lambda: decoded(True), lambda: decoded(False))
-    count = len(both) - len(tf.nest.flatten(encoder_state))
-    return both[:count], tf.nest.pack_sequence_as(encoder_state, both[count:])
+    count = len(both) - len(tf.nest.flatten(state_structure))
+    return both[:count], tf.nest.pack_sequence_as(state_structure, both[count:])
 
 
 def embedding_rnn_decoder(decoder_inputs, initial_state, cell, num_symbols, embedding_size,
@@ -299,6 +308,76 @@ def embedding_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, num_encoder_symb
             )  # fmt: skip
 
         return _decoded_by_flag(feed_previous, decoder, encoder_state)
+
+
+def embedding_tied_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, num_symbols,
+                               embedding_size, num_decoder_symbols=None,
+                               output_projection=None, feed_previous=False, dtype=None,
+                               scope=None):  # fmt: skip
+    """:func:`tied_rnn_seq2seq` on ids, the encoder and decoder sharing one
+    ``embedding`` [num_symbols, embedding_size] and the cell (with an
+    :class:`OutputProjectionWrapper` to ``num_decoder_symbols`` or ``num_symbols``
+    unless ``output_projection``), under ``embedding_tied_rnn_seq2seq``.
+
+    Returns:
+        ``(outputs, state)`` of the decoder.
+    """
+    with v1.variable_scope(scope or "embedding_tied_rnn_seq2seq", dtype=dtype) as varscope:
+        dtype = varscope.dtype
+        _check_projection("embedding_tied_rnn_seq2seq", output_projection, num_symbols,
+                          dtype)  # fmt: skip
+        embedding = v1.get_variable("embedding", [num_symbols, embedding_size], dtype=dtype)
+        encoder = [tf.nn.embedding_lookup(embedding, x) for x in encoder_inputs]
+        decoder = [tf.nn.embedding_lookup(embedding, x) for x in decoder_inputs]
+        if output_projection is None:
+            cell = OutputProjectionWrapper(cell, num_decoder_symbols or num_symbols)
+
+        def decoded(feed):
+            loop_function = _extract_argmax_and_embed(
+                embedding, output_projection, isinstance(feed_previous, bool)
+            ) if feed else None  # fmt: skip
+            return tied_rnn_seq2seq(encoder, decoder, cell, loop_function=loop_function,
+                                    dtype=dtype)  # fmt: skip
+
+        return _decoded_by_flag(feed_previous, decoded, cell.state_size)
+
+
+def one2many_rnn_seq2seq(encoder_inputs, decoder_inputs_dict, enc_cell, dec_cells_dict,
+                         num_encoder_symbols, num_decoder_symbols_dict, embedding_size,
+                         feed_previous=False, dtype=None, scope=None):  # fmt: skip
+    """One embedding encoder, one :func:`embedding_rnn_decoder` per name (each with
+    its cell in an :class:`OutputProjectionWrapper`), under
+    ``one2many_rnn_seq2seq/one2many_decoder_<name>``.
+
+    Returns:
+        ``(outputs_dict, state_dict)`` by decoder name.
+
+    Raises:
+        ZooError: the decoders' names differ from the inputs', or a cell is no cell.
+    """
+    require("one2many_rnn_seq2seq", None if set(dec_cells_dict) == set(decoder_inputs_dict)
+            else f"expected dec_cells_dict's names {sorted(decoder_inputs_dict)}, found "
+            f"{sorted(dec_cells_dict)}", "give one cell per decoder input")  # fmt: skip
+    for cell in (enc_cell, *dec_cells_dict.values()):
+        check_cell("one2many_rnn_seq2seq", cell)
+    outputs_dict, state_dict = {}, {}
+    with v1.variable_scope(scope or "one2many_rnn_seq2seq", dtype=dtype) as varscope:
+        encoder_cell = EmbeddingWrapper(enc_cell, num_encoder_symbols, embedding_size)
+        _, encoder_state = v1.nn.static_rnn(encoder_cell, encoder_inputs,
+                                            dtype=varscope.dtype)  # fmt: skip
+        for name, decoder_inputs in decoder_inputs_dict.items():
+            symbols = num_decoder_symbols_dict[name]
+            with v1.variable_scope(f"one2many_decoder_{name}"):
+                cell = OutputProjectionWrapper(dec_cells_dict[name], symbols)
+
+                def decoder(feed, inputs=decoder_inputs, cell=cell, symbols=symbols):
+                    return embedding_rnn_decoder(inputs, encoder_state, cell, symbols,
+                                                 embedding_size, feed_previous=feed)
+
+                outputs_dict[name], state_dict[name] = _decoded_by_flag(
+                    feed_previous, decoder, encoder_state
+                )
+    return outputs_dict, state_dict
 
 
 def attention_decoder(decoder_inputs, initial_state, attention_states, cell,

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from layers.errors import ZooError
 from layers.tf1 import legacy_seq2seq
-from layers.tf1.rnn_cell import BasicRNNCell
+from layers.tf1.rnn_cell import BasicLSTMCell, BasicRNNCell, LSTMStateTuple
 from tests.layers.test_tf1_seq2seq import log_softmax, names, run, softmax
 from tests.layers.tf1_cells import basic_rnn_step
 
@@ -151,6 +151,34 @@ def test_seq2seq_models_keep_tf_1_15s_names_and_share_across_buckets(graph):
         "buckets/basic_rnn_seq2seq/rnn_decoder/basic_rnn_cell/kernel",
     ]  # fmt: skip
     assert [len(o) for o in outputs] == [2, 3] and len(losses) == 2
+
+
+def test_tied_and_one_to_many_models_keep_tf_1_15s_names(graph):
+    ids = [tf.zeros([2], tf.int32)] * 3
+    _, state = legacy_seq2seq.embedding_tied_rnn_seq2seq(
+        ids, ids[:2], BasicLSTMCell(4), 5, 3, feed_previous=tf.constant(True)
+    )
+    assert isinstance(state, LSTMStateTuple)  # packed again after the tf.cond
+    outputs, _ = legacy_seq2seq.one2many_rnn_seq2seq(
+        ids, {"a": ids[:2], "b": ids}, BasicRNNCell(4),
+        {"a": BasicRNNCell(4), "b": BasicRNNCell(4)}, 5, {"a": 6, "b": 7}, 3,
+    )  # fmt: skip
+    assert {name: len(o) for name, o in outputs.items()} == {"a": 2, "b": 3}
+    tied = "embedding_tied_rnn_seq2seq/combined_tied_rnn_seq2seq/tied_rnn_seq2seq"
+    one = "one2many_rnn_seq2seq"
+    expected = [
+        "embedding_tied_rnn_seq2seq/embedding",
+        *(f"{tied}/output_projection_wrapper/{n}" for n in (
+            "basic_lstm_cell/kernel", "basic_lstm_cell/bias", "kernel", "bias")),
+        *(f"{one}/rnn/embedding_wrapper/{n}" for n in (
+            "embedding", "basic_rnn_cell/kernel", "basic_rnn_cell/bias")),
+    ]  # fmt: skip
+    for name in "ab":
+        decoder = f"{one}/one2many_decoder_{name}/embedding_rnn_decoder"
+        expected += [f"{decoder}/embedding", *(
+            f"{decoder}/rnn_decoder/output_projection_wrapper/{n}" for n in (
+                "basic_rnn_cell/kernel", "basic_rnn_cell/bias", "kernel", "bias"))]
+    assert names() == sorted(expected)  # fmt: skip
 
 
 def test_bad_input_names_the_function_and_both_structures(graph):
