@@ -231,6 +231,24 @@ def _check_projection(owner, output_projection, num_symbols, dtype):
         )
 
 
+def _embedded_inputs(owner, decoder_inputs, num_symbols, embedding_size,
+                     output_projection, feed_previous, update_embedding,
+                     dtype):  # fmt: skip
+    """The decoder inputs looked up in a new ``embedding`` [num_symbols,
+    embedding_size] of the current scope, and the loop function (None unless
+    ``feed_previous``) feeding back the previous output's argmax.
+
+    Raises:
+        ShapeError: a bad ``output_projection``.
+    """
+    _check_projection(owner, output_projection, num_symbols, dtype)
+    embedding = v1.get_variable("embedding", [num_symbols, embedding_size])
+    loop_function = _extract_argmax_and_embed(
+        embedding, output_projection, update_embedding
+    ) if feed_previous else None  # fmt: skip
+    return [tf.nn.embedding_lookup(embedding, i) for i in decoder_inputs], loop_function
+
+
 def _decoded_by_flag(feed_previous, decoder, state_structure):
     """``decoder(feed_previous)``; when ``feed_previous`` is a bool tensor, both
     decoders (sharing variables) under a ``tf.cond``, the state packed as
@@ -267,13 +285,10 @@ def embedding_rnn_decoder(decoder_inputs, initial_state, cell, num_symbols, embe
         ``(outputs, state)``.
     """
     with v1.variable_scope(scope or "embedding_rnn_decoder") as varscope:
-        _check_projection("embedding_rnn_decoder", output_projection, num_symbols,
-                          varscope.dtype)  # fmt: skip
-        embedding = v1.get_variable("embedding", [num_symbols, embedding_size])
-        loop_function = _extract_argmax_and_embed(
-            embedding, output_projection, update_embedding_for_previous
-        ) if feed_previous else None  # fmt: skip
-        embedded = [tf.nn.embedding_lookup(embedding, i) for i in decoder_inputs]
+        embedded, loop_function = _embedded_inputs(
+            "embedding_rnn_decoder", decoder_inputs, num_symbols, embedding_size,
+            output_projection, feed_previous, update_embedding_for_previous, varscope.dtype,
+        )  # fmt: skip
         return rnn_decoder(embedded, initial_state, cell, loop_function=loop_function)
 
 
@@ -496,13 +511,10 @@ def embedding_attention_decoder(decoder_inputs, initial_state, attention_states,
     """
     output_size = output_size or cell.output_size
     with v1.variable_scope(scope or "embedding_attention_decoder", dtype=dtype) as varscope:
-        _check_projection("embedding_attention_decoder", output_projection, num_symbols,
-                          varscope.dtype)  # fmt: skip
-        embedding = v1.get_variable("embedding", [num_symbols, embedding_size])
-        loop_function = _extract_argmax_and_embed(
-            embedding, output_projection, update_embedding_for_previous
-        ) if feed_previous else None  # fmt: skip
-        embedded = [tf.nn.embedding_lookup(embedding, i) for i in decoder_inputs]
+        embedded, loop_function = _embedded_inputs(
+            "embedding_attention_decoder", decoder_inputs, num_symbols, embedding_size,
+            output_projection, feed_previous, update_embedding_for_previous, varscope.dtype,
+        )  # fmt: skip
         return attention_decoder(
             embedded, initial_state, attention_states, cell, output_size=output_size,
             num_heads=num_heads, loop_function=loop_function,

@@ -251,6 +251,14 @@ def _luong_score(owner, query, keys, scale):
     return score
 
 
+def _projections(num_units, dtype, query):
+    """A mechanism's ``memory_layer`` and ``query_layer`` (None without ``query``):
+    ``tf.layers.Dense(num_units)`` without bias, as TF 1.15 named them."""
+    dense = functools.partial(Dense, num_units, use_bias=False, dtype=dtype)
+    return {"query_layer": dense(name="query_layer") if query else None,
+            "memory_layer": dense(name="memory_layer")}  # fmt: skip
+
+
 def _keep_previous(probability_fn):
     """``probability_fn(score)`` as ``(score, previous) -> alignments``."""
     return lambda score, _: probability_fn(score)
@@ -275,8 +283,7 @@ class BahdanauAttention(_BaseAttentionMechanism):
                  custom_key_value_fn=None, name="BahdanauAttention"):  # fmt: skip
         dtype = dtype or tf.float32
         super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            **_projections(num_units, dtype, query=True),
             memory=memory,
             probability_fn=_keep_previous(probability_fn or tf.nn.softmax),
             memory_sequence_length=memory_sequence_length,
@@ -310,8 +317,7 @@ class LuongAttention(_BaseAttentionMechanism):
                  custom_key_value_fn=None, name="LuongAttention"):  # fmt: skip
         dtype = dtype or tf.float32
         super().__init__(
-            query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            **_projections(num_units, dtype, query=False),
             memory=memory,
             probability_fn=_keep_previous(probability_fn or tf.nn.softmax),
             memory_sequence_length=memory_sequence_length,
@@ -375,8 +381,7 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
         dtype = dtype or tf.float32
         self._name = name
         super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            **_projections(num_units, dtype, query=True),
             memory=memory,
             probability_fn=self._monotonic(sigmoid_noise, sigmoid_noise_seed,
                                            score_bias_init, mode),
@@ -409,8 +414,7 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
         dtype = dtype or tf.float32
         self._name = name
         super().__init__(
-            query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            **_projections(num_units, dtype, query=False),
             memory=memory,
             probability_fn=self._monotonic(sigmoid_noise, sigmoid_noise_seed,
                                            score_bias_init, mode),
