@@ -527,3 +527,78 @@ def test_bad_input_names_the_owner_and_both_structures(graph):
         seq2seq.dynamic_decode(cell)
     with pytest.raises(ZooError, match="CustomHelper: expected initialize.. to have run"):
         seq2seq.CustomHelper(None, None, None).batch_size  # noqa: B018
+
+
+def translator(source, source_lengths, target_in=None, target_lengths=None, beam_width=0):
+    """An attention translator in the idioms of TF 1.x's NMT tutorial: a two-layer
+    LSTM encoder, a Luong-attention decoder, training by teacher forcing or beam
+    search inference. Returns the training logits or the beam search output."""
+    from layers.tf1 import rnn_cell  # noqa: PLC0415  (as a TF 1.x program imports it)
+
+    embedding = v1.get_variable("embedding", [6, 8])
+    layers_ = lambda: rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(16) for _ in range(2)])  # noqa: E731
+    with v1.variable_scope("encoder"):
+        memory, state = v1.nn.dynamic_rnn(
+            layers_(), tf.nn.embedding_lookup(embedding, source), source_lengths,
+            dtype=tf.float32,
+        )  # fmt: skip
+    batch = tf.size(source_lengths)
+    if beam_width:
+        memory, source_lengths, state = seq2seq.tile_batch(
+            (memory, source_lengths, state), beam_width)
+        batch = batch * beam_width  # fmt: skip
+    mechanism = seq2seq.LuongAttention(16, memory, source_lengths, scale=True)
+    cell = seq2seq.AttentionWrapper(layers_(), mechanism, attention_layer_size=16)
+    initial = cell.zero_state(batch, tf.float32).clone(cell_state=state)
+    projection = tf1.Dense(6, use_bias=False, name="output_projection")
+    if beam_width:
+        decoder = seq2seq.BeamSearchDecoder(
+            cell, embedding, tf.fill([tf.size(source_lengths) // beam_width], 1), 0,
+            initial, beam_width, output_layer=projection, length_penalty_weight=0.6,
+        )  # fmt: skip
+        return seq2seq.dynamic_decode(decoder, maximum_iterations=6, scope="decoder")[0]
+    helper = seq2seq.TrainingHelper(tf.nn.embedding_lookup(embedding, target_in),
+                                    target_lengths)  # fmt: skip
+    decoder = seq2seq.BasicDecoder(cell, helper, initial, output_layer=projection)
+    return seq2seq.dynamic_decode(decoder, scope="decoder")[0].rnn_output
+
+
+@pytest.mark.slow  # about 13 s on 2 cores: graph building, gradients through while loops
+def test_an_attention_translator_trains_saves_and_decodes_by_beam_search(tmp_path):
+    rng = np.random.default_rng(10)
+    source = rng.integers(2, 6, (8, 4)).astype(np.int32)  # copy the source, then EOS 0
+    target_in = np.concatenate([np.ones((8, 1), np.int32), source], 1)
+    target_out = np.concatenate([source, np.zeros((8, 1), np.int32)], 1)
+    lengths = np.full(8, 4, np.int32)
+    with tf.Graph().as_default():
+        logits = translator(source, lengths, target_in, lengths + 1)
+        loss = seq2seq.sequence_loss(logits, target_out, tf.ones([8, 5]))
+        train = v1.train.AdamOptimizer(0.02).minimize(loss)
+        trained = names()
+        assert {"decoder/attention_wrapper/multi_rnn_cell/cell_0/basic_lstm_cell/kernel",
+                "decoder/attention_wrapper/luong_attention/attention_g",
+                "decoder/attention_wrapper/attention_layer/kernel", "memory_layer/kernel",
+                "decoder/output_projection/kernel",
+                "encoder/rnn/multi_rnn_cell/cell_1/basic_lstm_cell/bias"} <= set(trained)
+        saver = v1.train.Saver(v1.trainable_variables())
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            first = session.run(loss)
+            for _ in range(40):
+                session.run(train)
+            last = session.run(loss)
+            path = saver.save(session, str(tmp_path / "model"))
+            saved = values(session)
+    assert last < 0.5 * first
+    with tf.Graph().as_default():
+        outputs = translator(source[:2], lengths[:2], beam_width=3)
+        assert {v.name[:-2] for v in v1.trainable_variables()} <= set(trained)
+        with v1.Session() as session:
+            v1.train.Saver().restore(session, path)
+            found = session.run(outputs)
+            restored = values(session)
+    for name, value in restored.items():
+        np.testing.assert_array_equal(value, saved[name])
+    assert found.predicted_ids.shape[::2] == (2, 3)
+    scores = found.beam_search_decoder_output.scores[:, -1]
+    assert (np.diff(scores, axis=1) <= 0).all()  # beam 0 the best
