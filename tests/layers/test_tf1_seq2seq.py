@@ -420,7 +420,7 @@ def test_beam_search_returns_the_best_scoring_beams(graph, alpha):
     np.testing.assert_array_equal(state.lengths[0], [5, 2] if alpha else [2, 5])
 
 
-def test_beam_search_over_attention_reorders_the_alignment_history(graph):
+def test_beam_search_over_attention_penalizes_coverage_and_reorders_the_history(graph):
     memory = seq2seq.tile_batch(tf.random.normal([2, 5, 3], seed=1), 3)
     mechanism = seq2seq.LuongAttention(4, memory)
     cell = seq2seq.AttentionWrapper(BasicRNNCell(4), mechanism, alignment_history=True)
@@ -434,9 +434,16 @@ def test_beam_search_over_attention_reorders_the_alignment_history(graph):
         outputs, state, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=4)
         history = state.cell_state.alignment_history.stack()
         found[reorder] = (outputs.beam_search_decoder_output.parent_ids, state.lengths,
-                          history)  # fmt: skip
-    (reordered, kept), _ = run([found[True], found[False]])
-    parents, lengths, history = kept
+                          history, outputs.beam_search_decoder_output.scores)  # fmt: skip
+    # the first step again, outside the search: the same variables
+    first_output, first_state = cell(tf.gather(tf.eye(6), [1, 1, 1, 2, 2, 2]),
+                                     cell.zero_state(6, tf.float32))  # fmt: skip
+    first = (projection(first_output), first_state.alignments)
+    (reordered, kept, (logits, alignments)), _ = run([found[True], found[False], first])
+    parents, lengths, history, scores = kept
+    for b in range(2):  # only beam 0 is alive at the start; coverage: sum log alignments
+        candidates = log_softmax(logits[3 * b]) + 0.4 * np.log(alignments[3 * b]).sum()
+        np.testing.assert_allclose(scores[b, 0], np.sort(candidates)[::-1][:3], rtol=1e-5)
     steps = history.shape[0]
     history = history.reshape(steps, 2, 3, 5)
     beams = np.broadcast_to(np.arange(3), (steps, 2, 3)).astype(np.int32)
