@@ -182,13 +182,26 @@ def test_greedy_embedding_helper_stops_at_end_token_and_pads_as_tf(graph, start)
     np.testing.assert_array_equal(found[1][0].sample_id, plain_ids)
 
 
-def numpy_attention(kind, flag, variables, memory, lengths, query):
+def numpy_monotonic(p, previous):
+    """Expected monotonic attention, by its recursion: ``q_j = (1 - p_{j-1}) q_{j-1} +
+    previous_j``, attention ``p_j q_j``."""
+    found = np.zeros_like(p)
+    for b in range(p.shape[0]):
+        q = 0.0
+        for j in range(p.shape[1]):
+            q = (1 - p[b, j - 1]) * q + previous[b, j] if j else previous[b, j]
+            found[b, j] = p[b, j] * q
+    return found
+
+
+def numpy_attention(kind, flag, variables, memory, lengths, query, previous):
     """Alignments and context of TF 1.15's Bahdanau (``flag``: normalize) or Luong
-    (``flag``: scale) mechanism, in the wrapper's scope."""
-    masked = memory * (np.arange(memory.shape[1])[None, :] < lengths[:, None])[..., None]
+    (``flag``: scale) mechanism, or their monotonic forms, in the wrapper's scope."""
+    within = np.arange(memory.shape[1])[None, :] < lengths[:, None]
+    masked = memory * within[..., None]
     keys = masked @ variables["memory_layer/kernel"]
     scope = f"attention_wrapper/{kind}_attention"
-    if kind == "bahdanau":
+    if kind.startswith("bahdanau"):
         v = variables[f"{scope}/attention_v"]
         processed = (query @ variables[f"{scope}/query_layer/kernel"])[:, None, :]
         if flag:
@@ -199,22 +212,34 @@ def numpy_attention(kind, flag, variables, memory, lengths, query):
         score = np.einsum("bd,btd->bt", query, keys)
         if flag:
             score = variables[f"{scope}/attention_g"] * score
-    score = np.where(np.arange(memory.shape[1])[None, :] < lengths[:, None], score, -np.inf)
-    alignments = softmax(score)
+    if kind.endswith("monotonic"):
+        score = score + variables[f"{scope}/attention_score_bias"]
+        p_choose = 1 / (1 + np.exp(-np.where(within, score, -np.inf)))
+        alignments = numpy_monotonic(p_choose, previous)
+    else:
+        alignments = softmax(np.where(within, score, -np.inf))
     return alignments, np.einsum("bt,btd->bd", alignments, masked)
 
 
-@pytest.mark.parametrize("kind,flag", [("bahdanau", False), ("bahdanau", True),
-                                       ("luong", False), ("luong", True)])  # fmt: skip
+MECHANISMS = {
+    ("bahdanau", False): lambda m, n: seq2seq.BahdanauAttention(5, m, n),
+    ("bahdanau", True): lambda m, n: seq2seq.BahdanauAttention(5, m, n, normalize=True),
+    ("luong", False): lambda m, n: seq2seq.LuongAttention(5, m, n),
+    ("luong", True): lambda m, n: seq2seq.LuongAttention(5, m, n, scale=True),
+    ("bahdanau_monotonic", True): lambda m, n: seq2seq.BahdanauMonotonicAttention(
+        5, m, n, normalize=True, mode="recursive"),
+    ("luong_monotonic", True): lambda m, n: seq2seq.LuongMonotonicAttention(
+        5, m, n, scale=True, mode="recursive"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind,flag", sorted(MECHANISMS))
 def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
     rng = np.random.default_rng(3)
     memory = rng.normal(size=(2, 4, 3)).astype(np.float32)
     lengths = np.array([4, 2], np.int32)
     inputs = rng.normal(size=(2, 2, 2)).astype(np.float32)
-    if kind == "bahdanau":
-        mechanism = seq2seq.BahdanauAttention(5, memory, lengths, normalize=flag)
-    else:
-        mechanism = seq2seq.LuongAttention(5, memory, lengths, scale=flag)
+    mechanism = MECHANISMS[kind, flag](memory, lengths)
     cell = seq2seq.AttentionWrapper(BasicRNNCell(5), mechanism, attention_layer_size=3,
                                     alignment_history=True)  # fmt: skip
     state, outputs, states = cell.zero_state(2, tf.float32), [], []
@@ -226,13 +251,14 @@ def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
     expected_names = {"memory_layer/kernel", "attention_wrapper/attention_layer/kernel",
                       "attention_wrapper/basic_rnn_cell/kernel",
                       "attention_wrapper/basic_rnn_cell/bias"}  # fmt: skip
-    expected_names |= {
-        ("bahdanau", False): {f"{scope}/query_layer/kernel", f"{scope}/attention_v"},
-        ("bahdanau", True): {f"{scope}/query_layer/kernel", f"{scope}/attention_v",
-                             f"{scope}/attention_g", f"{scope}/attention_b"},
-        ("luong", False): set(),
-        ("luong", True): {f"{scope}/attention_g"},
-    }[kind, flag]  # fmt: skip
+    if kind.startswith("bahdanau"):
+        expected_names |= {f"{scope}/query_layer/kernel", f"{scope}/attention_v"}
+        if flag:
+            expected_names |= {f"{scope}/attention_g", f"{scope}/attention_b"}
+    elif flag:
+        expected_names |= {f"{scope}/attention_g"}
+    if kind.endswith("monotonic"):
+        expected_names |= {f"{scope}/attention_score_bias"}
     assert names() == sorted(expected_names)  # the second step made no variable
     assign = {name: rng.normal(size=v.shape).astype(np.float32)
               for name, v in ((v.name[:-2], v) for v in v1.global_variables())}
@@ -241,11 +267,13 @@ def test_attention_wrapper_steps_equal_numpy(graph, kind, flag):
     (outputs, states, history), variables = run([outputs, states, history], assign)
     h = np.zeros((2, 5), np.float32)
     attention = np.zeros((2, 3), np.float32)
+    alignments = np.eye(4)[[0, 0]]  # a monotonic mechanism starts at the first entry
     kernel, bias = (variables[f"attention_wrapper/basic_rnn_cell/{name}"]
                     for name in ("kernel", "bias"))  # fmt: skip
     for t in range(2):
         h, _ = basic_rnn_step(kernel, bias, np.concatenate([inputs[:, t], attention], 1), h)
-        alignments, context = numpy_attention(kind, flag, variables, memory, lengths, h)
+        alignments, context = numpy_attention(kind, flag, variables, memory, lengths, h,
+                                               alignments)  # fmt: skip
         attention = np.concatenate([h, context], 1) @ variables[
             "attention_wrapper/attention_layer/kernel"]
         np.testing.assert_allclose(states[t].alignments, alignments, rtol=1e-4, atol=1e-6)
@@ -300,12 +328,7 @@ def test_hardmax_safe_cumprod_and_monotonic_attention_equal_numpy(graph):
     ])  # fmt: skip
     np.testing.assert_array_equal(found[0], np.eye(5)[logits.argmax(1)])
     np.testing.assert_allclose(found[1], np.cumprod(p, 1), rtol=1e-5)
-    expected = np.zeros_like(p)  # a_j = p_j ((1 - p_{j-1}) a_{j-1} / p_{j-1} + prev_j)
-    for b in range(3):
-        q = 0.0
-        for j in range(5):
-            q = (1 - p[b, j - 1]) * q + previous[b, j] if j else previous[b, j]
-            expected[b, j] = p[b, j] * q
+    expected = numpy_monotonic(p, previous)
     np.testing.assert_allclose(found[2], expected, rtol=1e-5)
     np.testing.assert_allclose(found[3], expected, rtol=1e-4, atol=1e-6)
     for b, start in enumerate([0, 2, 4]):
