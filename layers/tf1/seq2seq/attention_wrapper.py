@@ -159,6 +159,21 @@ class _BaseAttentionMechanism(AttentionMechanism):
 
         self._probability_fn = masked
 
+    def _projected(self, num_units, memory, memory_sequence_length, score_mask_value,
+                   dtype, custom_key_value_fn, name, query, probability_fn):  # fmt: skip
+        """The set-up of the Bahdanau and Luong families: a ``memory_layer`` (and with
+        ``query`` a ``query_layer``), ``tf.layers.Dense(num_units)`` without bias, as
+        TF 1.15 named them; the other arguments as :class:`_BaseAttentionMechanism`'s."""
+        dtype = dtype or tf.float32
+        dense = functools.partial(Dense, num_units, use_bias=False, dtype=dtype)
+        _BaseAttentionMechanism.__init__(
+            self, dense(name="query_layer") if query else None, memory, probability_fn,
+            memory_sequence_length, dense(name="memory_layer"),
+            score_mask_value=score_mask_value, custom_key_value_fn=custom_key_value_fn,
+            name=name, dtype=dtype,
+        )  # fmt: skip
+        self._num_units = num_units
+
     @property
     def memory_layer(self):
         return self._memory_layer
@@ -251,14 +266,6 @@ def _luong_score(owner, query, keys, scale):
     return score
 
 
-def _projections(num_units, dtype, query):
-    """A mechanism's ``memory_layer`` and ``query_layer`` (None without ``query``):
-    ``tf.layers.Dense(num_units)`` without bias, as TF 1.15 named them."""
-    dense = functools.partial(Dense, num_units, use_bias=False, dtype=dtype)
-    return {"query_layer": dense(name="query_layer") if query else None,
-            "memory_layer": dense(name="memory_layer")}  # fmt: skip
-
-
 def _keep_previous(probability_fn):
     """``probability_fn(score)`` as ``(score, previous) -> alignments``."""
     return lambda score, _: probability_fn(score)
@@ -281,18 +288,10 @@ class BahdanauAttention(_BaseAttentionMechanism):
     def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="BahdanauAttention"):  # fmt: skip
-        dtype = dtype or tf.float32
-        super().__init__(
-            **_projections(num_units, dtype, query=True),
-            memory=memory,
-            probability_fn=_keep_previous(probability_fn or tf.nn.softmax),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            custom_key_value_fn=custom_key_value_fn,
-            name=name,
-            dtype=dtype,
-        )  # fmt: skip
-        self._num_units, self._normalize = num_units, normalize
+        self._projected(num_units, memory, memory_sequence_length, score_mask_value,
+                        dtype, custom_key_value_fn, name, query=True,
+                        probability_fn=_keep_previous(probability_fn or tf.nn.softmax))
+        self._normalize = normalize
 
     def _score(self, query):
         return _bahdanau_score(self.query_layer(query), self._keys, self._normalize)
@@ -315,18 +314,10 @@ class LuongAttention(_BaseAttentionMechanism):
     def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="LuongAttention"):  # fmt: skip
-        dtype = dtype or tf.float32
-        super().__init__(
-            **_projections(num_units, dtype, query=False),
-            memory=memory,
-            probability_fn=_keep_previous(probability_fn or tf.nn.softmax),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            custom_key_value_fn=custom_key_value_fn,
-            name=name,
-            dtype=dtype,
-        )  # fmt: skip
-        self._num_units, self._scale = num_units, scale
+        self._projected(num_units, memory, memory_sequence_length, score_mask_value,
+                        dtype, custom_key_value_fn, name, query=False,
+                        probability_fn=_keep_previous(probability_fn or tf.nn.softmax))
+        self._scale = scale
 
     def _score(self, query):
         return _luong_score(self._name, query, self._keys, self._scale)
@@ -378,19 +369,11 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
                  score_mask_value=None, sigmoid_noise=0.0, sigmoid_noise_seed=None,
                  score_bias_init=0.0, mode="parallel", dtype=None,
                  name="BahdanauMonotonicAttention"):  # fmt: skip
-        dtype = dtype or tf.float32
         self._name = name
-        super().__init__(
-            **_projections(num_units, dtype, query=True),
-            memory=memory,
-            probability_fn=self._monotonic(sigmoid_noise, sigmoid_noise_seed,
-                                           score_bias_init, mode),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            name=name,
-            dtype=dtype,
-        )  # fmt: skip
-        self._num_units, self._normalize = num_units, normalize
+        stops = self._monotonic(sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode)
+        self._projected(num_units, memory, memory_sequence_length, score_mask_value,
+                        dtype, None, name, query=True, probability_fn=stops)
+        self._normalize = normalize
 
     def _score(self, query):
         return self._biased(
@@ -411,19 +394,11 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
                  score_mask_value=None, sigmoid_noise=0.0, sigmoid_noise_seed=None,
                  score_bias_init=0.0, mode="parallel", dtype=None,
                  name="LuongMonotonicAttention"):  # fmt: skip
-        dtype = dtype or tf.float32
         self._name = name
-        super().__init__(
-            **_projections(num_units, dtype, query=False),
-            memory=memory,
-            probability_fn=self._monotonic(sigmoid_noise, sigmoid_noise_seed,
-                                           score_bias_init, mode),
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value,
-            name=name,
-            dtype=dtype,
-        )  # fmt: skip
-        self._num_units, self._scale = num_units, scale
+        stops = self._monotonic(sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode)
+        self._projected(num_units, memory, memory_sequence_length, score_mask_value,
+                        dtype, None, name, query=False, probability_fn=stops)
+        self._scale = scale
 
     def _score(self, query):
         return self._biased(_luong_score(self._name, query, self._keys, self._scale))
