@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import zoo
 import zoo.compat
-from layers.errors import ShapeError, ZooError
+from layers.errors import EagerError, ShapeError, ZooError
 from layers.tf1 import rnn, rnn_cell
 from tests import tf1_programs, tf1_rnn_programs
 from tests.conftest import variable_names
@@ -225,3 +226,25 @@ def test_install_makes_compat_v1_rnn_cell_this_module_and_uninstall_puts_it_back
             tf_v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
             assert variable_names()[0] == "rnn/multi_rnn_cell/cell_0/lstm_cell/bias"
     assert tf_v1.nn.rnn_cell is before
+
+
+def test_cells_run_eagerly_inside_a_sharing_template():
+    def encoder(x):
+        cell = rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(4) for _ in range(2)])
+        return v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]
+
+    shared = zoo.share(encoder, "encoder")
+    x = tf.constant(np.random.default_rng(5).standard_normal([2, 3, 5]), tf.float32)
+    first, doubled, again = shared(x), shared(2 * x), shared(x)
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    assert not np.allclose(first.numpy(), doubled.numpy())
+    assert sorted(v.name for v in shared.variables) == [
+        f"encoder/rnn/multi_rnn_cell/cell_{i}/basic_lstm_cell/{w}:0"
+        for i in range(2)
+        for w in ("bias", "kernel")
+    ]
+
+
+def test_plain_eager_execution_is_refused():
+    with pytest.raises(EagerError, match="gru_cell: expected a graph"):
+        rnn_cell.GRUCell(3)(tf.ones([2, 4]), tf.zeros([2, 3]))
