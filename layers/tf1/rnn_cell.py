@@ -146,7 +146,8 @@ class RNNCell(Layer):
             with tf.compat.v1.variable_scope(scope) as captured:
                 self._scope = captured
         self._check_state(state)
-        depth = tf.TensorShape(getattr(inputs, "shape", None)).with_rank_at_least(1)[-1]
+        shape = tf.TensorShape(getattr(inputs, "shape", None)).with_rank_at_least(1)
+        depth = tf.compat.dimension_value(shape[-1])
         self._check_depth(depth)
         output, new_state = super().__call__(inputs, state)
         self._input_depth = self._input_depth or depth
@@ -190,7 +191,7 @@ class RNNCell(Layer):
         """The zero state, its batch size and dtype taken from ``inputs`` if given."""
         if inputs is not None:
             inputs = tf.convert_to_tensor(inputs)
-            batch_size = inputs.shape[0] or tf.shape(inputs)[0]
+            batch_size = tf.compat.dimension_value(inputs.shape[0]) or tf.shape(inputs)[0]
             dtype = inputs.dtype
         return self.zero_state(batch_size, dtype)
 
@@ -423,7 +424,8 @@ def fused_lstm(inputs, c, h, kernel, bias, forget_bias, peepholes=()):
                 **given, i=i, cs=cs, f=f, o=o, ci=ci, co=co, cs_grad=cs_grad, h_grad=h_grad
             )
             xh_grad = tf.matmul(gates_grad, kernel, transpose_b=True)
-            inputs_grad, h_prev_grad = tf.split(xh_grad, [inputs.shape[1], -1], axis=1)
+            depth = tf.compat.dimension_value(inputs.shape[1])
+            inputs_grad, h_prev_grad = tf.split(xh_grad, [depth, -1], axis=1)
             kernel_grad = tf.matmul(tf.concat([inputs, h], 1), gates_grad, transpose_a=True)
             grads = [inputs_grad, c_grad, h_prev_grad, kernel_grad,
                      tf.reduce_sum(gates_grad, 0)]  # fmt: skip
