@@ -146,7 +146,8 @@ class RNNCell(Layer):
             with tf.compat.v1.variable_scope(scope) as captured:
                 self._scope = captured
         self._check_state(state)
-        depth = tf.TensorShape(getattr(inputs, "shape", None)).with_rank_at_least(1)[-1]
+        shape = tf.TensorShape(getattr(inputs, "shape", None)).with_rank_at_least(1)
+        depth = tf.compat.dimension_value(shape[-1])
         self._check_depth(depth)
         output, new_state = super().__call__(inputs, state)
         self._input_depth = self._input_depth or depth
@@ -190,7 +191,7 @@ class RNNCell(Layer):
         """The zero state, its batch size and dtype taken from ``inputs`` if given."""
         if inputs is not None:
             inputs = tf.convert_to_tensor(inputs)
-            batch_size = inputs.shape[0] or tf.shape(inputs)[0]
+            batch_size = tf.compat.dimension_value(inputs.shape[0]) or tf.shape(inputs)[0]
             dtype = inputs.dtype
         return self.zero_state(batch_size, dtype)
 
@@ -238,11 +239,30 @@ class RNNCell(Layer):
         return self._dimension(input_shape, 2, 1, "depth")
 
 
-def check_units(owner, num_units):
-    require(owner, int_problem(num_units, name="num_units"), "pass e.g. num_units=128")
+class UnitsCell(RNNCell):
+    """A cell of ``num_units`` units and an activation: its state and output are
+    ``num_units`` wide unless a subclass says otherwise.
+
+    Raises:
+        ZooError: ``num_units`` is not a positive int.
+    """
+
+    def __init__(self, num_units, activation, reuse, name=None, dtype=None, **kwargs):
+        super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
+        problem = int_problem(num_units, name="num_units")
+        require(self._base_name, problem, "pass e.g. num_units=128")
+        self._num_units, self._activation = num_units, activation_function(activation)
+
+    @property
+    def state_size(self):
+        return self._num_units
+
+    @property
+    def output_size(self):
+        return self._num_units
 
 
-class BasicRNNCell(RNNCell):
+class BasicRNNCell(UnitsCell):
     """TF 1.15's ``BasicRNNCell``: output and new state ``tanh(W [inputs, state] + b)``.
 
     Variables ``kernel`` [depth + num_units, num_units] and ``bias`` (zeros).
@@ -256,17 +276,7 @@ class BasicRNNCell(RNNCell):
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None,
                  **kwargs):  # fmt: skip
-        super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
-        check_units(self._base_name, num_units)
-        self._num_units, self._activation = num_units, activation_function(activation)
-
-    @property
-    def state_size(self):
-        return self._num_units
-
-    @property
-    def output_size(self):
-        return self._num_units
+        super().__init__(num_units, activation, reuse, name, dtype, **kwargs)
 
     def build(self, input_shape):
         depth = self._dimension_of(input_shape)
@@ -279,7 +289,7 @@ class BasicRNNCell(RNNCell):
         return output, output
 
 
-class GRUCell(RNNCell):
+class GRUCell(UnitsCell):
     """TF 1.15's ``GRUCell`` (Cho et al., 2014).
 
     Variables ``gates/kernel`` [depth + num_units, 2 num_units], ``gates/bias``
@@ -296,19 +306,9 @@ class GRUCell(RNNCell):
 
     def __init__(self, num_units, activation=None, reuse=None, kernel_initializer=None,
                  bias_initializer=None, name=None, dtype=None, **kwargs):  # fmt: skip
-        super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
-        check_units(self._base_name, num_units)
-        self._num_units, self._activation = num_units, activation_function(activation)
+        super().__init__(num_units, activation, reuse, name, dtype, **kwargs)
         self._kernel_initializer = kernel_initializer
         self._bias_initializer = bias_initializer
-
-    @property
-    def state_size(self):
-        return self._num_units
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, input_shape):
         depth, units = self._dimension_of(input_shape), self._num_units
@@ -336,7 +336,7 @@ class GRUCell(RNNCell):
         return new_h, new_h
 
 
-class BasicLSTMCell(RNNCell):
+class BasicLSTMCell(UnitsCell):
     """TF 1.15's ``BasicLSTMCell``: one matmul of ``[inputs, h]`` by ``kernel``
     [depth + num_units, 4 num_units], gates ``i, j, f, o`` in that order.
 
@@ -352,22 +352,15 @@ class BasicLSTMCell(RNNCell):
 
     def __init__(self, num_units, forget_bias=1.0, state_is_tuple=True, activation=None,
                  reuse=None, name=None, dtype=None, **kwargs):  # fmt: skip
-        super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
-        check_units(self._base_name, num_units)
+        super().__init__(num_units, activation, reuse, name, dtype, **kwargs)
         require(self._base_name, number_problem(forget_bias, name="forget_bias"),
                 "pass e.g. forget_bias=1.0")  # fmt: skip
-        self._num_units, self._forget_bias = num_units, forget_bias
-        self._state_is_tuple = state_is_tuple
-        self._activation = activation_function(activation)
+        self._forget_bias, self._state_is_tuple = forget_bias, state_is_tuple
 
     @property
     def state_size(self):
         units = self._num_units
         return LSTMStateTuple(units, units) if self._state_is_tuple else 2 * units
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, input_shape):
         depth, units = self._dimension_of(input_shape), self._num_units
@@ -376,6 +369,10 @@ class BasicLSTMCell(RNNCell):
 
     def call(self, inputs, state):
         c, h = state if self._state_is_tuple else tf.split(state, 2, axis=1)
+        if fusable(inputs, self._activation):
+            new_c, new_h = fused_lstm(inputs, c, h, self._kernel, self._bias,
+                                      self._forget_bias)  # fmt: skip
+            return new_h, lstm_state(new_c, new_h, self._state_is_tuple)
         gate_inputs = tf.matmul(tf.concat([inputs, h], 1), self._kernel)
         i, j, f, o = tf.split(tf.nn.bias_add(gate_inputs, self._bias), 4, axis=1)
         forget_bias = tf.constant(self._forget_bias, dtype=f.dtype)
@@ -389,7 +386,57 @@ def lstm_state(c, h, state_is_tuple):
     return LSTMStateTuple(c, h) if state_is_tuple else tf.concat([c, h], 1)
 
 
-class LSTMCell(RNNCell):
+def fusable(inputs, activation):
+    """Whether :func:`fused_lstm` computes an LSTM step on ``inputs`` with ``activation``
+    (tanh, float32)."""
+    return activation is tf.tanh and inputs.dtype == tf.float32
+
+
+def fused_lstm(inputs, c, h, kernel, bias, forget_bias, peepholes=()):
+    """An LSTM step as one kernel, ``tf.raw_ops.LSTMBlockCell`` (TF 1.x contrib's
+    ``LSTMBlockCell``), and its gradient as contrib computed it: the math of
+    :class:`LSTMCell` with tanh, without clipping or projection, with fewer ops.
+
+    Args:
+        inputs, c, h: ``[batch, depth]``, ``[batch, units]``, ``[batch, units]``.
+        kernel, bias: ``[depth + units, 4 units]`` (gates ``i, j, f, o``), ``[4 units]``.
+        forget_bias: added to the forget gate's pre-activation.
+        peepholes: ``()``, or the diagonals ``(w_f, w_i, w_o)``.
+
+    Returns:
+        ``(new_c, new_h)``.
+    """
+    zeros = [tf.zeros(c.shape[1:], c.dtype)] * 3
+
+    @tf.custom_gradient
+    def step(inputs, c, h, kernel, bias, *diagonals):
+        w_f, w_i, w_o = diagonals or zeros
+        given = dict(x=inputs, cs_prev=c, h_prev=h, w=kernel, b=bias, wci=w_i, wcf=w_f,
+                     wco=w_o, use_peephole=bool(diagonals))  # fmt: skip
+        i, cs, f, o, ci, co, new_h = tf.raw_ops.LSTMBlockCell(
+            **given,
+            forget_bias=float(forget_bias),
+            cell_clip=-1.0,  # no clipping
+        )
+
+        def gradient(cs_grad, h_grad):
+            c_grad, gates_grad, w_i_grad, w_f_grad, w_o_grad = tf.raw_ops.LSTMBlockCellGrad(
+                **given, i=i, cs=cs, f=f, o=o, ci=ci, co=co, cs_grad=cs_grad, h_grad=h_grad
+            )
+            xh_grad = tf.matmul(gates_grad, kernel, transpose_b=True)
+            depth = tf.compat.dimension_value(inputs.shape[1])
+            inputs_grad, h_prev_grad = tf.split(xh_grad, [depth, -1], axis=1)
+            kernel_grad = tf.matmul(tf.concat([inputs, h], 1), gates_grad, transpose_a=True)
+            grads = [inputs_grad, c_grad, h_prev_grad, kernel_grad,
+                     tf.reduce_sum(gates_grad, 0)]  # fmt: skip
+            return grads + ([w_f_grad, w_i_grad, w_o_grad] if diagonals else [])
+
+        return (cs, new_h), gradient
+
+    return step(inputs, c, h, kernel, bias, *peepholes)
+
+
+class LSTMCell(UnitsCell):
     """TF 1.15's ``LSTMCell``: :class:`BasicLSTMCell` with optional peepholes
     (``w_f_diag``, ``w_i_diag``, ``w_o_diag``), clipping of ``c``, and a
     projection of the output (``projection/kernel`` [num_units, num_proj]).
@@ -416,20 +463,17 @@ class LSTMCell(RNNCell):
                  num_proj=None, proj_clip=None, num_unit_shards=None, num_proj_shards=None,
                  forget_bias=1.0, state_is_tuple=True, activation=None, reuse=None,
                  name=None, dtype=None, **kwargs):  # fmt: skip
-        super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
+        super().__init__(num_units, activation, reuse, name, dtype, **kwargs)
         owner = self._base_name
-        check_units(owner, num_units)
         require(owner, None if num_proj is None else int_problem(num_proj, name="num_proj"),
                 "pass e.g. num_proj=64, or None")  # fmt: skip
         shards = {"num_unit_shards": num_unit_shards, "num_proj_shards": num_proj_shards}
         given = sorted(name for name, value in shards.items() if value is not None)
         require(owner, f"expected no {given}, found {shards}" if given else None,
                 f"TF 1.15 deprecated them; {UNSUPPORTED}")  # fmt: skip
-        self._num_units, self._use_peepholes = num_units, use_peepholes
+        self._use_peepholes, self._initializer = use_peepholes, initializer
         self._cell_clip, self._proj_clip, self._num_proj = cell_clip, proj_clip, num_proj
-        self._initializer, self._forget_bias = initializer, forget_bias
-        self._state_is_tuple = state_is_tuple
-        self._activation = activation_function(activation)
+        self._forget_bias, self._state_is_tuple = forget_bias, state_is_tuple
 
     @property
     def state_size(self):
@@ -464,6 +508,15 @@ class LSTMCell(RNNCell):
             c_prev, m_prev = state
         else:
             c_prev, m_prev = tf.split(state, [self._num_units, self.output_size], axis=1)
+        if (
+            not self._num_proj
+            and self._cell_clip is None
+            and fusable(inputs, self._activation)
+        ):
+            peepholes = self._peepholes if self._use_peepholes else ()
+            c, m = fused_lstm(inputs, c_prev, m_prev, self._kernel, self._bias,
+                              self._forget_bias, peepholes)  # fmt: skip
+            return m, lstm_state(c, m, self._state_is_tuple)
         lstm_matrix = tf.matmul(tf.concat([inputs, m_prev], 1), self._kernel)
         i, j, f, o = tf.split(tf.nn.bias_add(lstm_matrix, self._bias), 4, axis=1)
         f = f + self._forget_bias
@@ -483,7 +536,7 @@ class LSTMCell(RNNCell):
         return m, lstm_state(c, m, self._state_is_tuple)
 
 
-class LayerNormBasicLSTMCell(RNNCell):
+class LayerNormBasicLSTMCell(UnitsCell):
     """TF 1.15 contrib's ``LayerNormBasicLSTMCell`` (Ba et al., 2016): a basic LSTM
     whose gates and new ``c`` are layer-normalized, with recurrent dropout on
     the candidate (Semeniuta et al., 2016).
@@ -508,20 +561,14 @@ class LayerNormBasicLSTMCell(RNNCell):
     def __init__(self, num_units, forget_bias=1.0, input_size=None, activation=tf.tanh,
                  layer_norm=True, norm_gain=1.0, norm_shift=0.0, dropout_keep_prob=1.0,
                  dropout_prob_seed=None, reuse=None):  # fmt: skip
-        super().__init__(_reuse=reuse)
-        check_units(self._base_name, num_units)
-        self._num_units, self._forget_bias = num_units, forget_bias
-        self._activation, self._layer_norm = activation_function(activation), layer_norm
+        super().__init__(num_units, activation, reuse)
+        self._forget_bias, self._layer_norm = forget_bias, layer_norm
         self._norm_gain, self._norm_shift = norm_gain, norm_shift
         self._keep_prob, self._seed = dropout_keep_prob, dropout_prob_seed
 
     @property
     def state_size(self):
         return LSTMStateTuple(self._num_units, self._num_units)
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, input_shape):
         depth, units = self._dimension_of(input_shape), self._num_units

@@ -38,3 +38,5 @@ def test_the_row_times_each_side_in_its_own_process_with_its_own_cells():
         assert speeds[side] == max(timing["steps_per_s"][s] for s in ("xla", "no_xla")) > 0
         assert row["setting"][side] == timing["setting"]
     assert row["ratio_legacy"] == speeds["ours"] / speeds["legacy"]
+    cpu = row["cpu_ms_per_step"]
+    assert row["cpu_ratio_legacy"] == cpu["legacy"] / cpu["ours"] and cpu["ours"] > 0

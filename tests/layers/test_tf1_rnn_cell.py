@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import zoo
 import zoo.compat
-from layers.errors import ShapeError, ZooError
+from layers.errors import EagerError, ShapeError, ZooError
 from layers.tf1 import rnn, rnn_cell
 from tests import tf1_programs, tf1_rnn_programs
 from tests.conftest import variable_names
@@ -225,3 +226,53 @@ def test_install_makes_compat_v1_rnn_cell_this_module_and_uninstall_puts_it_back
             tf_v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
             assert variable_names()[0] == "rnn/multi_rnn_cell/cell_0/lstm_cell/bias"
     assert tf_v1.nn.rnn_cell is before
+
+
+def test_cells_run_eagerly_inside_a_sharing_template():
+    def encoder(x):
+        cell = rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(4) for _ in range(2)])
+        return v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)[0]
+
+    shared = zoo.share(encoder, "encoder")
+    x = tf.constant(np.random.default_rng(5).standard_normal([2, 3, 5]), tf.float32)
+    first, doubled, again = shared(x), shared(2 * x), shared(x)
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    assert not np.allclose(first.numpy(), doubled.numpy())
+    assert sorted(v.name for v in shared.variables) == [
+        f"encoder/rnn/multi_rnn_cell/cell_{i}/basic_lstm_cell/{w}:0"
+        for i in range(2)
+        for w in ("bias", "kernel")
+    ]
+
+
+def test_plain_eager_execution_is_refused():
+    with pytest.raises(EagerError, match="gru_cell: expected a graph"):
+        rnn_cell.GRUCell(3)(tf.ones([2, 4]), tf.zeros([2, 3]))
+
+
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_the_fused_lstm_step_has_the_gradients_of_the_lstm_math(graph, peepholes):
+    x = v1.placeholder(tf.float32, [3, 4, 5])
+    rng = np.random.default_rng(6)
+    losses, variables = [], []
+    for scope, activation in (("fused", tf.tanh), ("ops", lambda v: tf.tanh(v))):
+        cell = rnn_cell.LSTMCell(4, use_peepholes=peepholes, forget_bias=0.5,
+                                 activation=activation)  # fmt: skip
+        outputs, state = v1.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope=scope)
+        losses.append(tf.reduce_sum(outputs**2) + tf.reduce_sum(tf.sin(state.c)))
+        variables.append(cell.trainable_weights)
+    loop_bodies = graph.as_graph_def().library.function  # dynamic_rnn's while loops
+    ops = [node.op for body in loop_bodies for node in body.node_def]
+    assert ops.count("LSTMBlockCell") == 1  # the fused side only
+    grads = [tf.gradients(loss, [x, *weights])
+             for loss, weights in zip(losses, variables, strict=True)]  # fmt: skip
+    copies = [plain.assign(fused) for fused, plain in zip(*variables, strict=True)]
+    with v1.Session() as session:  # gradients built first: they add while-loop outputs
+        session.run(v1.global_variables_initializer())
+        for fused in variables[0]:
+            fused.load(rng.standard_normal(fused.shape) * 0.5, session)
+        session.run(copies)
+        found, expected = session.run(grads, {x: rng.standard_normal([3, 4, 5])})
+    assert len(found) == (6 if peepholes else 3)  # x, kernel, bias, 3 diagonals
+    for fused, plain in zip(found, expected, strict=True):
+        np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-5)
