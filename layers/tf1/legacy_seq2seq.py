@@ -25,6 +25,7 @@ from layers.checks import require
 from layers.errors import ShapeError, ZooError
 from layers.tf1.rnn_cell import RNNCell
 from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
+from layers.tf1.seq2seq.decoder import dimension
 
 v1 = tf.compat.v1
 
@@ -434,7 +435,7 @@ def attention_decoder(decoder_inputs, initial_state, attention_states, cell,
     check_state(cell, initial_state, "an attention_decoder initial_state")
     decoder_inputs = [tf.convert_to_tensor(inp) for inp in decoder_inputs]
     attention_states = tf.convert_to_tensor(attention_states, name="attention_states")
-    if attention_states.shape[2] is None:
+    if tf.compat.dimension_value(attention_states.shape[2]) is None:
         raise ShapeError(
             f"attention_decoder: expected attention_states [batch, time, depth] with a "
             f"known depth, found {attention_states.shape}; give it a static last dimension"
@@ -443,7 +444,7 @@ def attention_decoder(decoder_inputs, initial_state, attention_states, cell,
     with v1.variable_scope(scope or "attention_decoder", dtype=dtype) as varscope:
         dtype = varscope.dtype
         batch_size = tf.shape(decoder_inputs[0])[0]
-        length = attention_states.shape[1] or tf.shape(attention_states)[1]
+        length = dimension(attention_states, 1)
         depth = int(attention_states.shape[2])
         hidden = tf.reshape(attention_states, [-1, length, 1, depth])
         features, vectors = [], []
@@ -477,7 +478,7 @@ def attention_decoder(decoder_inputs, initial_state, attention_states, cell,
             if loop_function is not None and previous is not None:
                 with v1.variable_scope("loop_function", reuse=True):
                     inp = loop_function(previous, i)
-            if inp.shape.with_rank(2)[1] is None:
+            if tf.compat.dimension_value(inp.shape.with_rank(2)[1]) is None:
                 raise ShapeError(
                     f"attention_decoder: expected inputs [batch, depth] with a known "
                     f"depth, found {inp.shape} for {inp.name}; give it a static depth"

@@ -632,3 +632,25 @@ def test_an_attention_translator_trains_saves_and_decodes_by_beam_search(tmp_pat
     assert found.predicted_ids.shape[::2] == (2, 3)
     scores = found.beam_search_decoder_output.scores[:, -1]
     assert (np.diff(scores, axis=1) <= 0).all()  # beam 0 the best
+
+
+def test_unknown_batch_and_memory_time_decode_by_beam_search(graph):
+    memory = v1.placeholder(tf.float32, [None, None, 3])
+    lengths = v1.placeholder(tf.int32, [None])
+    batch = tf.shape(memory)[0]
+    tiled, tiled_lengths = seq2seq.tile_batch((memory, lengths), 2)
+    mechanism = seq2seq.BahdanauMonotonicAttention(4, tiled, tiled_lengths)
+    cell = seq2seq.AttentionWrapper(BasicRNNCell(4), mechanism, attention_layer_size=3)
+    decoder = seq2seq.BeamSearchDecoder(
+        cell, tf.eye(5), tf.fill([batch], 1), 0, cell.zero_state(batch * 2, tf.float32), 2,
+        output_layer=tf1.Dense(5), coverage_penalty_weight=0.1,
+    )  # fmt: skip
+    outputs, state, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=3)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        found, alignments = session.run(
+            [outputs.predicted_ids, state.cell_state.alignments],
+            {memory: np.ones((3, 7, 3)), lengths: [7, 2, 5]},
+        )  # fmt: skip
+    assert found.shape[::2] == (3, 2) and alignments.shape == (3, 2, 7)
+    assert (alignments[1, :, 2:] == 0).all()  # past the second entry's length

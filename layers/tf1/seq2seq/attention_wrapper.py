@@ -25,6 +25,7 @@ from layers.errors import ShapeError, ZooError
 from layers.tf1.core import Dense
 from layers.tf1.rnn_cell import RNNCell, structure, zeros
 from layers.tf1.seq2seq.basic_decoder import check_state
+from layers.tf1.seq2seq.decoder import dimension
 
 v1 = tf.compat.v1
 
@@ -33,8 +34,7 @@ def hardmax(logits, name=None):
     """One-hot of the argmax of ``logits`` along the last axis, in its dtype."""
     with v1.name_scope(name, "Hardmax", [logits]):
         logits = tf.convert_to_tensor(logits, name="logits")
-        depth = logits.shape[-1] if logits.shape[-1] is not None else tf.shape(logits)[-1]
-        return tf.one_hot(tf.argmax(logits, -1), depth, dtype=logits.dtype)
+        return tf.one_hot(tf.argmax(logits, -1), dimension(logits, -1), dtype=logits.dtype)
 
 
 def safe_cumprod(x, *args, **kwargs):
@@ -148,8 +148,8 @@ class _BaseAttentionMechanism(AttentionMechanism):
                 self._keys = memory_layer(self._values)
             if custom_key_value_fn is not None:
                 self._keys, self._values = custom_key_value_fn(self._keys, self._values)
-        self._batch_size = self._keys.shape[0] or tf.shape(self._keys)[0]
-        self._alignments_size = self._keys.shape[1] or tf.shape(self._keys)[1]
+        self._batch_size = dimension(self._keys, 0)
+        self._alignments_size = dimension(self._keys, 1)
 
         def masked(score, previous):
             if memory_sequence_length is not None:
@@ -206,8 +206,8 @@ class _BaseAttentionMechanism(AttentionMechanism):
         return self._alignments_size
 
     def initial_alignments(self, batch_size, dtype):
-        """Zeros [batch_size, memory time]."""
-        return zeros(batch_size, self._alignments_size, dtype)
+        """Zeros [batch_size, memory time] (the memory's time may be a tensor)."""
+        return tf.zeros(tf.stack([batch_size, self._alignments_size]), dtype)
 
     def initial_state(self, batch_size, dtype):
         """The mechanism's first state: its initial alignments."""
@@ -233,7 +233,7 @@ def _bahdanau_score(processed_query, keys, normalize):
     """``v . tanh(keys + query)`` summed over units; normalized: ``g v / |v|``, plus
     a bias ``b`` inside the tanh."""
     dtype = processed_query.dtype
-    units = keys.shape[2] or tf.shape(keys)[2]
+    units = dimension(keys, 2)
     processed_query = tf.expand_dims(processed_query, 1)
     v = v1.get_variable("attention_v", [units], dtype=dtype)
     if not normalize:
@@ -252,7 +252,7 @@ def _luong_score(owner, query, keys, scale):
     Raises:
         ShapeError: the query's depth is not the keys'.
     """
-    depth, key_units = query.shape[-1], keys.shape[-1]
+    depth, key_units = (tf.compat.dimension_value(t.shape[-1]) for t in (query, keys))
     if depth is None or depth != key_units:
         raise ShapeError(
             f"{owner}: expected a query of the keys' depth {key_units}, found {depth}; "
@@ -345,9 +345,9 @@ class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
                                  mode=mode, seed=sigmoid_noise_seed)  # fmt: skip
 
     def _biased(self, score):
-        bias = v1.get_variable("attention_score_bias", dtype=score.dtype,
-                               initializer=tf.constant(self._score_bias_init, score.dtype))
-        return score + bias  # fmt: skip
+        initializer = v1.constant_initializer(self._score_bias_init)
+        bias = v1.get_variable("attention_score_bias", (), score.dtype, initializer)
+        return score + bias
 
     def initial_alignments(self, batch_size, dtype):
         """One-hot at the first memory entry, [batch_size, memory time]."""
@@ -624,7 +624,7 @@ class AttentionWrapper(RNNCell):
         cell_output, next_cell_state = self._cell(
             self._cell_input_fn(inputs, state.attention), state.cell_state
         )
-        batch = cell_output.shape[0] or tf.shape(cell_output)[0]
+        batch = dimension(cell_output, 0)
         cell_output = self._checked(batch, cell_output, "a query (cell output)")
         previous = [state.attention_state, state.alignment_history]
         if not self._is_multi:

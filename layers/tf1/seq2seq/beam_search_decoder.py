@@ -20,7 +20,7 @@ from layers.errors import ShapeError
 from layers.tf1.seq2seq.attention_wrapper import AttentionWrapperState
 from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
 from layers.tf1.seq2seq.beam_search_ops import gather_tree
-from layers.tf1.seq2seq.decoder import Decoder
+from layers.tf1.seq2seq.decoder import Decoder, dimension
 from layers.tf1.seq2seq.helper import embedding_function, start_and_end_tokens
 
 v1 = tf.compat.v1
@@ -72,7 +72,7 @@ def _tile_one(tensor, multiplier):
         )
     repeats = tf.concat([[1, multiplier], tf.ones([tensor.shape.rank - 1], tf.int32)], 0)
     tiled = tf.tile(tf.expand_dims(tensor, 1), repeats)
-    batch = tensor.shape[0]
+    batch = tf.compat.dimension_value(tensor.shape[0])
     tiled = tf.reshape(tiled, tf.concat([[-1], tf.shape(tensor)[1:]], 0))
     tiled.set_shape([None if batch is None else batch * multiplier, *tensor.shape[1:]])
     return tiled
@@ -103,6 +103,12 @@ def _attention_probs(cell_state, coverage_penalty_weight):
             "expected an AttentionWrapper cell for coverage_penalty_weight, found none",
             "set coverage_penalty_weight=0.0 or wrap the cell in an AttentionWrapper")
     return probs[0] if len(probs) == 1 else tf.reduce_mean(tf.stack(probs, -1), -1)
+
+
+def _static(size):
+    """A state size as a TensorShape; a size that is a tensor (a memory's time) as
+    its value when static, else of unknown rank, as TF 1.15 read it."""
+    return tf.TensorShape(tf.get_static_value(size) if tf.is_tensor(size) else size)
 
 
 def _passes_through(t):
@@ -185,6 +191,7 @@ class BeamSearchDecoder(Decoder):
         Raises:
             ShapeError: ``t`` is not [batch * beam_width, size].
         """
+        size = _static(size)
         static = tf.get_static_value(self._batch_size)
         rows = None if static is None else static * self._beam_width
         if not t.shape.is_compatible_with(tf.TensorShape([rows]).concatenate(size)):
@@ -200,6 +207,7 @@ class BeamSearchDecoder(Decoder):
 
     def _merge(self, t, size):
         """[batch, beam, ...] -> [batch * beam, ...]."""
+        size = _static(size)
         merged = tf.reshape(t, tf.concat([[self._batch_size * self._beam_width],
                                           tf.shape(t)[2:]], 0))  # fmt: skip
         static = tf.get_static_value(self._batch_size)
@@ -256,7 +264,7 @@ class BeamSearchDecoder(Decoder):
         """One step of the search: the best ``beam_width`` continuations of every
         entry's beams, and each kept beam's state gathered from its parent."""
         beam, end = self._beam_width, self._end_token
-        vocab = logits.shape[-1] or tf.shape(logits)[-1]
+        vocab = dimension(logits, -1)
         previously_finished = state.finished
         step_log_probs = tf.nn.log_softmax(logits)
         # a finished beam continues only with end_token, at log probability 0

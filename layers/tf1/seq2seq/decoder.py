@@ -51,6 +51,12 @@ class Decoder(abc.ABC):
         return False
 
 
+def dimension(tensor, axis):
+    """The size of ``tensor``'s ``axis``: an int when static, else a scalar tensor
+    (TF1 programs' ``Dimension`` shapes included)."""
+    return tf.compat.dimension_value(tensor.shape[axis]) or tf.shape(tensor)[axis]
+
+
 def transpose_batch_time(tensor):
     """Swaps the first two axes of a tensor of rank 2 or more."""
     rank = tensor.shape.rank
