@@ -540,8 +540,8 @@ def test_bad_input_names_the_owner_and_both_structures(graph):
     )):  # fmt: skip
         wrapper.zero_state(6, tf.float32)
     with pytest.raises(ShapeError, match=(
-        r"BeamSearchDecoder: expected a state \[batch \* beam_width, 4\] \(beam_width 3\), "
-        r"found shape \(2, 4\); tile"
+        r"BeamSearchDecoder: expected a state of shape \(6, 4\) \(\[batch \* beam_width, "
+        r"\.\.\.\], beam_width 3\), found shape \(2, 4\); tile"
     )):  # fmt: skip
         seq2seq.BeamSearchDecoder(cell, tf.eye(3), [0, 0], 1, pair[0], 3)
     luong = seq2seq.AttentionWrapper(cell, seq2seq.LuongAttention(3, memory))

@@ -194,11 +194,13 @@ class BeamSearchDecoder(Decoder):
         size = _static(size)
         static = tf.get_static_value(self._batch_size)
         rows = None if static is None else static * self._beam_width
-        if not t.shape.is_compatible_with(tf.TensorShape([rows]).concatenate(size)):
+        expected = tf.TensorShape([rows]).concatenate(size)
+        if not t.shape.is_compatible_with(expected):
             raise ShapeError(
-                f"BeamSearchDecoder: expected a state [batch * beam_width, {size}] "
-                f"(beam_width {self._beam_width}), found shape {t.shape}; tile the "
-                "initial state and memory with tile_batch(..., beam_width)"
+                f"BeamSearchDecoder: expected a state of shape {expected} ([batch * "
+                f"beam_width, ...], beam_width {self._beam_width}), found shape "
+                f"{t.shape}; tile the initial state and memory with tile_batch(..., "
+                "beam_width)"
             )
         shape = tf.concat([[self._batch_size, self._beam_width], tf.shape(t)[1:]], 0)
         split = tf.reshape(t, shape)
