@@ -1,6 +1,9 @@
 """layers.tf1.legacy_seq2seq: TF 1.15's tf.contrib.legacy_seq2seq, its variable names
 and its decoders checked against numpy on the same weights."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -207,3 +210,49 @@ def test_bad_input_names_the_function_and_both_structures(graph):
         "found BasicRNNCell with variables; make a new cell inside the function"
     )):  # fmt: skip
         legacy_seq2seq.basic_rnn_seq2seq([pair[0]], [pair[0]], cell)
+
+
+TF1_BEHAVIOUR_PROGRAM = """
+import numpy as np
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()  # TF1's Dimension shapes, as the upgraded programs run
+from layers import tf1
+from layers.tf1 import legacy_seq2seq, rnn_cell, seq2seq
+
+source = tf.placeholder(tf.int32, [None, None])
+lengths = tf.placeholder(tf.int32, [None])
+embedding = tf.get_variable("embedding", [7, 4])
+memory, state = tf.nn.dynamic_rnn(rnn_cell.GRUCell(8), tf.nn.embedding_lookup(
+    embedding, source), lengths, dtype=tf.float32)
+memory, state, tiled = seq2seq.tile_batch((memory, state, lengths), 2)
+cell = seq2seq.AttentionWrapper(rnn_cell.GRUCell(8), seq2seq.BahdanauAttention(
+    8, memory, tiled), attention_layer_size=8)
+batch = tf.shape(source)[0]
+decoder = seq2seq.BeamSearchDecoder(
+    cell, embedding, tf.fill([batch], 1), 0,
+    cell.zero_state(2 * batch, tf.float32).clone(cell_state=state), 2,
+    output_layer=tf1.Dense(7))
+outputs = seq2seq.dynamic_decode(decoder, maximum_iterations=4)[0]
+ids = [tf.placeholder(tf.int32, [None]) for _ in range(3)]
+logits, _ = legacy_seq2seq.embedding_attention_seq2seq(
+    ids, ids, rnn_cell.GRUCell(5), 7, 7, 4, num_heads=2,
+    feed_previous=tf.placeholder_with_default(False, []))
+loss = legacy_seq2seq.sequence_loss(logits, ids, [tf.ones(tf.shape(ids[0]))] * 3)
+with tf.Session() as session:
+    session.run(tf.global_variables_initializer())
+    fed = {source: np.ones((3, 5)), lengths: [5, 2, 4]}
+    found = session.run(outputs.predicted_ids, fed)
+    feed = dict(zip(ids, np.ones((3, 2), np.int32)))
+    assert np.isfinite(session.run(loss, feed))
+print(found.shape[0], found.shape[2])
+"""
+
+
+@pytest.mark.slow  # a TensorFlow process of its own: disable_v2_behavior is for a process
+def test_seq2seq_builds_and_runs_under_tf1_behaviour(tmp_path):
+    program = tmp_path / "program.py"
+    program.write_text(TF1_BEHAVIOUR_PROGRAM)
+    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["3", "2"]
