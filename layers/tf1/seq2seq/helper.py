@@ -20,20 +20,23 @@ v1 = tf.compat.v1
 class Helper(abc.ABC):
     """The helper interface: ``initialize``, ``sample``, ``next_inputs``."""
 
+    # what a subclass sets: _batch_size, and these unless one id per entry in int32
+    _sample_ids_shape, _sample_ids_dtype = tf.TensorShape([]), tf.int32
+
     @property
-    @abc.abstractmethod
     def batch_size(self):
         """The batch size (a scalar int tensor)."""
+        return self._batch_size
 
     @property
-    @abc.abstractmethod
     def sample_ids_shape(self):
         """The shape of one entry's sample id (a TensorShape)."""
+        return self._sample_ids_shape
 
     @property
-    @abc.abstractmethod
     def sample_ids_dtype(self):
         """The dtype of the sample ids."""
+        return self._sample_ids_dtype
 
     @abc.abstractmethod
     def initialize(self, name=None):
@@ -134,18 +137,6 @@ class TrainingHelper(Helper):
         """The [batch] lengths."""
         return self._sequence_length
 
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tf.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return tf.int32
-
     def _inputs_at(self, time, finished):
         """The inputs of step ``time``, or zeros once every entry finished."""
         return tf.cond(
@@ -227,6 +218,8 @@ class ScheduledOutputTrainingHelper(TrainingHelper):
             (last axis) to every input fed, given or sampled.
     """
 
+    _sample_ids_dtype = tf.bool
+
     def __init__(self, inputs, sequence_length, sampling_probability, time_major=False,
                  seed=None, next_inputs_fn=None, auxiliary_inputs=None,
                  name=None):  # fmt: skip
@@ -246,10 +239,6 @@ class ScheduledOutputTrainingHelper(TrainingHelper):
                 self._auxiliary_arrays = [_unstacked(tensor) for tensor in auxiliary]
             self._seed, self._next_inputs_fn = seed, next_inputs_fn
             super().__init__(inputs, sequence_length, time_major=time_major, name=name)
-
-    @property
-    def sample_ids_dtype(self):
-        return tf.bool
 
     def sample(self, time, outputs, state, name=None):
         with v1.name_scope(name, "ScheduledOutputTrainingHelperSample"):
@@ -290,18 +279,6 @@ class GreedyEmbeddingHelper(Helper):
         )
         self._batch_size = tf.size(self._start_tokens)
         self._start_inputs = self._embedding_fn(self._start_tokens)
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tf.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return tf.int32
 
     def initialize(self, name=None):
         return tf.fill([self._batch_size], False), self._start_inputs
@@ -357,22 +334,10 @@ class InferenceHelper(Helper):
                  next_inputs_fn=None):  # fmt: skip
         self._sample_fn, self._end_fn = sample_fn, end_fn
         self._next_inputs_fn = next_inputs_fn
-        self._sample_shape = tf.TensorShape(sample_shape)
-        self._sample_dtype = sample_dtype
+        self._sample_ids_shape = tf.TensorShape(sample_shape)
+        self._sample_ids_dtype = sample_dtype
         self._start_inputs = tf.convert_to_tensor(start_inputs, name="start_inputs")
         self._batch_size = tf.shape(self._start_inputs)[0]
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return self._sample_shape
-
-    @property
-    def sample_ids_dtype(self):
-        return self._sample_dtype
 
     def initialize(self, name=None):
         return tf.fill([self._batch_size], False), self._start_inputs
@@ -418,14 +383,6 @@ class CustomHelper(Helper):
                 "expected initialize() to have run, found batch_size read before it",
                 "read batch_size after dynamic_decode started (or call initialize)")
         return self._batch_size  # fmt: skip
-
-    @property
-    def sample_ids_shape(self):
-        return self._sample_ids_shape
-
-    @property
-    def sample_ids_dtype(self):
-        return self._sample_ids_dtype
 
     def initialize(self, name=None):
         finished, next_inputs = self._initialize_fn()
