@@ -41,7 +41,9 @@ training images, in one process:
 
 The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
 and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
-:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape;
+a TF1 LSTM language model on our cells against TensorFlow's legacy cells (a process
+per side) by :mod:`experiments.bench.lstm_lm`, into ``lstm_lm``.
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
@@ -92,6 +94,7 @@ QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 OWN_BENCHES = (
     "experiments.bench.rnn_siamese",
     "experiments.bench.zoo_layer_resnet",
+    "experiments.bench.lstm_lm",
     "experiments.bench.estimator",
     "experiments.bench.canned",
 )
