@@ -379,3 +379,32 @@ class RunCounter(v1.train.SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self.runs += 1
+
+
+def test_run_config_defaults_replace_and_errors():
+    default = tf.estimator.RunConfig()
+    assert (default.save_checkpoints_secs, default.save_checkpoints_steps) == (600, None)
+    local = (default.keep_checkpoint_max, default.is_chief, default.task_type)
+    assert local == (5, True, "worker")
+    steps = default.replace(save_checkpoints_steps=50, tf_random_seed=3)
+    assert (steps.save_checkpoints_secs, steps.save_checkpoints_steps) == (None, 50)
+    assert steps.tf_random_seed == 3 and default.tf_random_seed is None
+    with pytest.raises(ZooError, match="RunConfig: expected save_checkpoints_steps or "
+                                       "save_checkpoints_secs, found both"):  # fmt: skip
+        tf.estimator.RunConfig(save_checkpoints_steps=1, save_checkpoints_secs=1)
+    with pytest.raises(ZooError, match=r"RunConfig.replace: expected names .*\['x'\]"):
+        default.replace(x=1)
+
+
+def test_estimator_spec_checks_as_tf_1_15(graph):
+    loss = tf.reduce_sum(tf.ones([2]))
+    spec = tf.estimator.EstimatorSpec("infer", predictions={"y": tf.ones([2, 1])})
+    assert set(spec.export_outputs) == {"serving_default"} and spec.scaffold is not None
+    with pytest.raises(ZooError, match=r"mode='eval'\): expected loss to be a scalar"):
+        tf.estimator.EstimatorSpec("eval", loss=tf.ones([2]))
+    with pytest.raises(ZooError, match=r"mode='train'\): expected train_op, found None"):
+        tf.estimator.EstimatorSpec("train", loss=loss)
+    with pytest.raises(ZooError, match=r"expected training_hooks to hold SessionRunHook"):
+        tf.estimator.EstimatorSpec("eval", loss=loss, training_hooks=[object()])
+    with pytest.raises(ZooError, match=r"_replace: expected mode 'eval', found 'train'"):
+        tf.estimator.EstimatorSpec("eval", loss=loss)._replace(mode="train")
