@@ -305,6 +305,13 @@ def test_bad_input_messages(tmp_path, trained):
         trained[0].export_saved_model(str(tmp_path / "e"), None)
 
 
+def test_a_strategy_of_several_replicas_is_refused():
+    two = type("TwoReplicas", (), {"num_replicas_in_sync": 2})()
+    config = tf.estimator.RunConfig(train_distribute=two)
+    with pytest.raises(ZooError, match="expected a distribution strategy of one replica"):
+        tf.estimator.Estimator(m.model_fn, config=config)
+
+
 def test_export_without_export_outputs_says_so(trained):
     def model_fn(features, labels, mode, params):
         spec = m.model_fn(features, labels, mode, params)

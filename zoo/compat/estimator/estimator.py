@@ -49,7 +49,8 @@ class Estimator:
 
     Raises:
         ZooError: model_dir and config.model_dir differ; config is not a
-            RunConfig; params given to a model_fn without ``params``.
+            RunConfig or distributes over several replicas; params given to a
+            model_fn without ``params``.
     """
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
@@ -60,6 +61,15 @@ class Estimator:
                 f"Estimator: expected config to be a tf.estimator.RunConfig, found "
                 f"{config!r}; pass RunConfig(...) or None"
             )
+        for strategy in (config.train_distribute, config.eval_distribute):
+            replicas = getattr(strategy, "num_replicas_in_sync", 1)
+            if replicas != 1:
+                raise ZooError(
+                    f"Estimator: expected a distribution strategy of one replica (or "
+                    f"none), found {type(strategy).__name__} of {replicas}; train on one "
+                    "device (RunConfig(train_distribute=None)): zoo.compat runs Estimator "
+                    "locally"
+                )
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
             raise ZooError(
