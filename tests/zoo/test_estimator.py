@@ -415,3 +415,27 @@ def test_estimator_spec_checks_as_tf_1_15(graph):
         tf.estimator.EstimatorSpec("eval", loss=loss, training_hooks=[object()])
     with pytest.raises(ZooError, match=r"_replace: expected mode 'eval', found 'train'"):
         tf.estimator.EstimatorSpec("eval", loss=loss)._replace(mode="train")
+
+
+def keras_model_fn(features, labels, mode):
+    """A Keras model called inside a model_fn (tensorflow/models' official MNIST style)."""
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"),
+                                 tf.keras.layers.Dense(m.N_CLASSES)])  # fmt: skip
+    logits = model(features["x"], training=mode == tf.estimator.ModeKeys.TRAIN)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits})
+    loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = v1.train.AdamOptimizer(0.01).minimize(loss, v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_a_keras_model_in_model_fn_gets_the_same_names_in_every_graph(tmp_path):
+    # Keras 3 names layers per process; each Estimator graph starts its names afresh
+    # (keras.src.backend.common.global_state's object_name_uids, put back after)
+    x, y = m.data()
+    estimator = tf.estimator.Estimator(keras_model_fn, str(tmp_path))
+    estimator.train(m.input_fn(x, y), steps=3)
+    assert "sequential/dense/kernel" in estimator.get_variable_names()
+    assert estimator.evaluate(m.input_fn(x, y, repeat=False))["global_step"] == 3
+    logits = [p["logits"] for p in estimator.predict(m.input_fn(x, repeat=False))]
+    assert np.shape(logits) == (len(x), m.N_CLASSES)

@@ -16,9 +16,12 @@ Usage::
     estimator.export_saved_model("/tmp/export", serving_input_receiver_fn)
 """
 
+import collections
+import contextlib
 import inspect
 import os
 import re
+import sys
 import tempfile
 
 import numpy as np
@@ -182,7 +185,7 @@ class Estimator:
             )
         if max_steps is not None and self._global_step() >= max_steps:
             return self  # as TF 1.15: the checkpoint is past max_steps already
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
             session = self._training_session(
                 spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
@@ -205,7 +208,7 @@ class Estimator:
             ZooError: no checkpoint to evaluate; a model_fn without loss.
         """
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
             check_compatible(checkpoint_path, "Estimator.evaluate")
             metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
@@ -246,7 +249,7 @@ class Estimator:
             ZooError: an unknown predict key; predictions of different batch sizes.
         """
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.PREDICT)
             if checkpoint_path:
                 check_compatible(checkpoint_path, "Estimator.predict")
@@ -297,7 +300,7 @@ class Estimator:
                 "{name: placeholder})"
             )
         checkpoint_path = checkpoint_path or self._checkpoint("export_saved_model")
-        with tf.Graph().as_default():
+        with _new_graph():
             v1.train.get_or_create_global_step()
             receiver = serving_input_receiver_fn()
             spec = self._call_model_fn(receiver.features, None, experimental_mode)
@@ -425,6 +428,26 @@ class Estimator:
         if steps is None and max_steps is None:
             return []
         return [v1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)]
+
+
+@contextlib.contextmanager
+def _new_graph():
+    """A new default graph, in which Keras 3 names layers afresh (``sequential/dense``
+    in every graph, as TF 1.15's Keras named them per graph): a Keras model called
+    in a model_fn reads its checkpoint from evaluate, predict and export. Keras 3
+    counts names per process, in ``keras.src.backend.common.global_state``'s
+    ``object_name_uids`` (the private name this module touches; put back after)."""
+    keras_state = sys.modules.get("keras.src.backend.common.global_state")
+    with tf.Graph().as_default():
+        if keras_state is None:
+            yield
+            return
+        before = keras_state.get_global_attribute("object_name_uids")
+        keras_state.set_global_attribute("object_name_uids", collections.defaultdict(int))
+        try:
+            yield
+        finally:
+            keras_state.set_global_attribute("object_name_uids", before)
 
 
 class _StopAfterRuns(v1.train.SessionRunHook):
