@@ -357,6 +357,13 @@ class Estimator:
         """model_fn's spec, called with the arguments it takes."""
         from zoo.compat.estimator.model_fn import EstimatorSpec
 
+        arguments = _arguments(self._model_fn)
+        if labels is not None and "labels" not in arguments:
+            raise ZooError(
+                f"Estimator: expected model_fn to take labels (input_fn returns labels), "
+                f"found the arguments {arguments}; name its argument labels, or return "
+                "features only from input_fn"
+            )
         spec = _call_with(
             self._model_fn, features=features, labels=labels, mode=mode,
             params=self._params, config=config or self._config,
