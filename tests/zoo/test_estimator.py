@@ -439,3 +439,12 @@ def test_a_keras_model_in_model_fn_gets_the_same_names_in_every_graph(tmp_path):
     assert estimator.evaluate(m.input_fn(x, y, repeat=False))["global_step"] == 3
     logits = [p["logits"] for p in estimator.predict(m.input_fn(x, repeat=False))]
     assert np.shape(logits) == (len(x), m.N_CLASSES)
+
+
+def test_model_fn_arguments_are_checked_as_tf_1_15(tmp_path):
+    x, y = m.data()
+    with pytest.raises(ZooError, match=r"model_fn's arguments among .*, found \['label'\]"):
+        tf.estimator.Estimator(lambda features, label, mode: None)
+    no_labels = tf.estimator.Estimator(lambda features, mode: None, str(tmp_path))
+    with pytest.raises(ZooError, match=r"expected model_fn to take labels .*\['features'"):
+        no_labels.train(m.input_fn(x, y), steps=1)

@@ -52,8 +52,8 @@ class Estimator:
 
     Raises:
         ZooError: model_dir and config.model_dir differ; config is not a
-            RunConfig or distributes over several replicas; params given to a
-            model_fn without ``params``.
+            RunConfig or distributes over several replicas; a model_fn argument
+            of another name; params given to a model_fn without ``params``.
     """
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
@@ -85,6 +85,13 @@ class Estimator:
             raise ZooError(
                 f"Estimator: expected model_fn to take features, found the arguments "
                 f"{arguments}; define model_fn(features, labels, mode, params)"
+            )
+        known = {"features", "labels", "mode", "params", "config"}
+        unexpected = sorted(set(arguments) - known)
+        if unexpected:
+            raise ZooError(
+                f"Estimator: expected model_fn's arguments among features, labels, mode, "
+                f"params, config, found {unexpected}; rename them (TF calls them by name)"
             )
         if params and "params" not in arguments:
             raise ZooError(
