@@ -448,3 +448,40 @@ def test_model_fn_arguments_are_checked_as_tf_1_15(tmp_path):
     no_labels = tf.estimator.Estimator(lambda features, mode: None, str(tmp_path))
     with pytest.raises(ZooError, match=r"expected model_fn to take labels .*\['features'"):
         no_labels.train(m.input_fn(x, y), steps=1)
+
+
+def test_classification_and_regression_signatures_read_serialized_examples(trained):
+    def model_fn(features, labels, mode, params):
+        spec = m.model_fn(features, labels, mode, params)
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            return spec
+        p = spec.predictions
+        export = tf.estimator.export
+        outputs = {
+            "serving_default": export.ClassificationOutput(
+                scores=p["probabilities"], classes=tf.as_string(p["class_ids"])
+            ),
+            "regression": export.RegressionOutput(tf.reduce_max(p["logits"], 1)),
+            "predict": export.PredictOutput(p),
+        }
+        return spec._replace(export_outputs=outputs)
+
+    estimator = tf.estimator.Estimator(model_fn, trained[0].model_dir, params={"hidden": 8})
+    base = os.path.join(estimator.model_dir, "signatures")
+    spec = {"x": tf.io.FixedLenFeature([m.N_FEATURES], tf.float32)}
+    parsing = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    loaded = tf.saved_model.load(estimator.export_saved_model(base, parsing).decode())
+    assert set(loaded.signatures) == {"serving_default", "regression", "predict"}
+    x, _ = m.data(4)
+    examples = [
+        tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))
+        })).SerializeToString()
+        for row in x
+    ]  # fmt: skip
+    scores = loaded.signatures["serving_default"](inputs=tf.constant(examples))["scores"]
+    expected = numpy_probabilities(trained[0], x)
+    np.testing.assert_allclose(scores.numpy(), expected, rtol=1e-5)
+    raw = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.zeros([1, 4])})
+    loaded = tf.saved_model.load(estimator.export_saved_model(base, raw).decode())
+    assert set(loaded.signatures) == {"predict"}  # classify/regress need serialized input
