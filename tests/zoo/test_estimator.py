@@ -248,11 +248,13 @@ def test_tpu_estimator_runs_on_cpu_with_params_batch_size(tmp_path):
 def test_install_gives_the_namespaces_and_module_paths_and_uninstall_removes_them():
     import tensorflow.compat.v1 as tf_v1
     from tensorflow.compat.v1 import estimator
+    from tensorflow.python.estimator.model_fn import ModeKeys  # TF 1.15's path
     from tensorflow_estimator.python.estimator import model_fn
     from tensorflow_estimator.python.estimator.tpu import tpu_estimator
 
     assert estimator is tf_v1.estimator and estimator.Estimator is tf.estimator.Estimator
     assert model_fn.EstimatorSpec is tf.estimator.EstimatorSpec
+    assert ModeKeys is tf.estimator.ModeKeys
     assert tpu_estimator.TPUEstimator is tf.estimator.tpu.TPUEstimator
     assert tf.estimator.SessionRunHook is v1.train.SessionRunHook
     hook = type("Hook", (tf.estimator.SessionRunHook,), {})  # as programs do at import
@@ -262,7 +264,8 @@ def test_install_gives_the_namespaces_and_module_paths_and_uninstall_removes_the
     try:
         assert "tensorflow.estimator" in names and not hasattr(tf, "estimator")
         assert not hasattr(tf_v1, "estimator")
-        assert not any(n.startswith("tensorflow_estimator") for n in sys.modules)
+        paths = ("tensorflow_estimator", "tensorflow.python.estimator")
+        assert not any(n.startswith(paths) for n in sys.modules)
         assert "tensorflow.estimator" not in sys.modules
     finally:
         zoo.compat.install()
