@@ -248,11 +248,13 @@ def test_tpu_estimator_runs_on_cpu_with_params_batch_size(tmp_path):
 def test_install_gives_the_namespaces_and_module_paths_and_uninstall_removes_them():
     import tensorflow.compat.v1 as tf_v1
     from tensorflow.compat.v1 import estimator
+    from tensorflow.python.estimator.model_fn import ModeKeys  # TF 1.15's path
     from tensorflow_estimator.python.estimator import model_fn
     from tensorflow_estimator.python.estimator.tpu import tpu_estimator
 
     assert estimator is tf_v1.estimator and estimator.Estimator is tf.estimator.Estimator
     assert model_fn.EstimatorSpec is tf.estimator.EstimatorSpec
+    assert ModeKeys is tf.estimator.ModeKeys
     assert tpu_estimator.TPUEstimator is tf.estimator.tpu.TPUEstimator
     assert tf.estimator.SessionRunHook is v1.train.SessionRunHook
     hook = type("Hook", (tf.estimator.SessionRunHook,), {})  # as programs do at import
@@ -262,7 +264,8 @@ def test_install_gives_the_namespaces_and_module_paths_and_uninstall_removes_the
     try:
         assert "tensorflow.estimator" in names and not hasattr(tf, "estimator")
         assert not hasattr(tf_v1, "estimator")
-        assert not any(n.startswith("tensorflow_estimator") for n in sys.modules)
+        paths = ("tensorflow_estimator", "tensorflow.python.estimator")
+        assert not any(n.startswith(paths) for n in sys.modules)
         assert "tensorflow.estimator" not in sys.modules
     finally:
         zoo.compat.install()
@@ -303,6 +306,13 @@ def test_bad_input_messages(tmp_path, trained):
         next(other.predict(m.input_fn(x, repeat=False)))
     with pytest.raises(ZooError, match="expected a serving_input_receiver_fn, found None"):
         trained[0].export_saved_model(str(tmp_path / "e"), None)
+
+
+def test_a_strategy_of_several_replicas_is_refused():
+    two = type("TwoReplicas", (), {"num_replicas_in_sync": 2})()
+    config = tf.estimator.RunConfig(train_distribute=two)
+    with pytest.raises(ZooError, match="expected a distribution strategy of one replica"):
+        tf.estimator.Estimator(m.model_fn, config=config)
 
 
 def test_export_without_export_outputs_says_so(trained):
@@ -379,3 +389,102 @@ class RunCounter(v1.train.SessionRunHook):
 
     def after_run(self, run_context, run_values):
         self.runs += 1
+
+
+def test_run_config_defaults_replace_and_errors():
+    default = tf.estimator.RunConfig()
+    assert (default.save_checkpoints_secs, default.save_checkpoints_steps) == (600, None)
+    local = (default.keep_checkpoint_max, default.is_chief, default.task_type)
+    assert local == (5, True, "worker")
+    steps = default.replace(save_checkpoints_steps=50, tf_random_seed=3)
+    assert (steps.save_checkpoints_secs, steps.save_checkpoints_steps) == (None, 50)
+    assert steps.tf_random_seed == 3 and default.tf_random_seed is None
+    with pytest.raises(ZooError, match="RunConfig: expected save_checkpoints_steps or "
+                                       "save_checkpoints_secs, found both"):  # fmt: skip
+        tf.estimator.RunConfig(save_checkpoints_steps=1, save_checkpoints_secs=1)
+    with pytest.raises(ZooError, match=r"RunConfig.replace: expected names .*\['x'\]"):
+        default.replace(x=1)
+
+
+def test_estimator_spec_checks_as_tf_1_15(graph):
+    loss = tf.reduce_sum(tf.ones([2]))
+    spec = tf.estimator.EstimatorSpec("infer", predictions={"y": tf.ones([2, 1])})
+    assert set(spec.export_outputs) == {"serving_default"} and spec.scaffold is not None
+    with pytest.raises(ZooError, match=r"mode='eval'\): expected loss to be a scalar"):
+        tf.estimator.EstimatorSpec("eval", loss=tf.ones([2]))
+    with pytest.raises(ZooError, match=r"mode='train'\): expected train_op, found None"):
+        tf.estimator.EstimatorSpec("train", loss=loss)
+    with pytest.raises(ZooError, match=r"expected training_hooks to hold SessionRunHook"):
+        tf.estimator.EstimatorSpec("eval", loss=loss, training_hooks=[object()])
+    with pytest.raises(ZooError, match=r"_replace: expected mode 'eval', found 'train'"):
+        tf.estimator.EstimatorSpec("eval", loss=loss)._replace(mode="train")
+
+
+def keras_model_fn(features, labels, mode):
+    """A Keras model called inside a model_fn (tensorflow/models' official MNIST style)."""
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"),
+                                 tf.keras.layers.Dense(m.N_CLASSES)])  # fmt: skip
+    logits = model(features["x"], training=mode == tf.estimator.ModeKeys.TRAIN)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits})
+    loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = v1.train.AdamOptimizer(0.01).minimize(loss, v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_a_keras_model_in_model_fn_gets_the_same_names_in_every_graph(tmp_path):
+    # Keras 3 names layers per process; each Estimator graph starts its names afresh
+    # (keras.src.backend.common.global_state's object_name_uids, put back after)
+    x, y = m.data()
+    estimator = tf.estimator.Estimator(keras_model_fn, str(tmp_path))
+    estimator.train(m.input_fn(x, y), steps=3)
+    assert "sequential/dense/kernel" in estimator.get_variable_names()
+    assert estimator.evaluate(m.input_fn(x, y, repeat=False))["global_step"] == 3
+    logits = [p["logits"] for p in estimator.predict(m.input_fn(x, repeat=False))]
+    assert np.shape(logits) == (len(x), m.N_CLASSES)
+
+
+def test_model_fn_arguments_are_checked_as_tf_1_15(tmp_path):
+    x, y = m.data()
+    with pytest.raises(ZooError, match=r"model_fn's arguments among .*, found \['label'\]"):
+        tf.estimator.Estimator(lambda features, label, mode: None)
+    no_labels = tf.estimator.Estimator(lambda features, mode: None, str(tmp_path))
+    with pytest.raises(ZooError, match=r"expected model_fn to take labels .*\['features'"):
+        no_labels.train(m.input_fn(x, y), steps=1)
+
+
+def test_classification_and_regression_signatures_read_serialized_examples(trained):
+    def model_fn(features, labels, mode, params):
+        spec = m.model_fn(features, labels, mode, params)
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            return spec
+        p = spec.predictions
+        export = tf.estimator.export
+        outputs = {
+            "serving_default": export.ClassificationOutput(
+                scores=p["probabilities"], classes=tf.as_string(p["class_ids"])
+            ),
+            "regression": export.RegressionOutput(tf.reduce_max(p["logits"], 1)),
+            "predict": export.PredictOutput(p),
+        }
+        return spec._replace(export_outputs=outputs)
+
+    estimator = tf.estimator.Estimator(model_fn, trained[0].model_dir, params={"hidden": 8})
+    base = os.path.join(estimator.model_dir, "signatures")
+    spec = {"x": tf.io.FixedLenFeature([m.N_FEATURES], tf.float32)}
+    parsing = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    loaded = tf.saved_model.load(estimator.export_saved_model(base, parsing).decode())
+    assert set(loaded.signatures) == {"serving_default", "regression", "predict"}
+    x, _ = m.data(4)
+    examples = [
+        tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))
+        })).SerializeToString()
+        for row in x
+    ]  # fmt: skip
+    scores = loaded.signatures["serving_default"](inputs=tf.constant(examples))["scores"]
+    expected = numpy_probabilities(trained[0], x)
+    np.testing.assert_allclose(scores.numpy(), expected, rtol=1e-5)
+    raw = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.zeros([1, 4])})
+    loaded = tf.saved_model.load(estimator.export_saved_model(base, raw).decode())
+    assert set(loaded.signatures) == {"predict"}  # classify/regress need serialized input

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import zoo.compat
 from tests.zoo import estimator_model as m
+from tests.zoo.test_estimator import installed  # noqa: F401  (install() for the module)
 
 REFERENCE_PYTHON = os.environ.get("ZOO_TF215_PYTHON", "/work/ref/tf215/bin/python")
 SCRIPT = pathlib.Path(__file__).with_name("estimator_reference.py")
@@ -34,14 +34,6 @@ def reference(tmp_path_factory):
     command = [REFERENCE_PYTHON, str(SCRIPT), str(model_dir), str(out)]
     subprocess.run(command, check=True, capture_output=True, env=environment)
     return model_dir, json.loads(out.read_text())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def installed():
-    zoo.compat.uninstall()
-    zoo.compat.install()
-    yield
-    zoo.compat.uninstall()
 
 
 def layout(directory):

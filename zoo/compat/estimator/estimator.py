@@ -16,8 +16,11 @@ Usage::
     estimator.export_saved_model("/tmp/export", serving_input_receiver_fn)
 """
 
+import collections
+import contextlib
 import inspect
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -48,7 +51,8 @@ class Estimator:
 
     Raises:
         ZooError: model_dir and config.model_dir differ; config is not a
-            RunConfig; params given to a model_fn without ``params``.
+            RunConfig or distributes over several replicas; a model_fn argument
+            of another name; params given to a model_fn without ``params``.
     """
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
@@ -59,6 +63,15 @@ class Estimator:
                 f"Estimator: expected config to be a tf.estimator.RunConfig, found "
                 f"{config!r}; pass RunConfig(...) or None"
             )
+        for strategy in (config.train_distribute, config.eval_distribute):
+            replicas = getattr(strategy, "num_replicas_in_sync", 1)
+            if replicas != 1:
+                raise ZooError(
+                    f"Estimator: expected a distribution strategy of one replica (or "
+                    f"none), found {type(strategy).__name__} of {replicas}; train on one "
+                    "device (RunConfig(train_distribute=None)): zoo.compat runs Estimator "
+                    "locally"
+                )
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
             raise ZooError(
@@ -71,6 +84,13 @@ class Estimator:
             raise ZooError(
                 f"Estimator: expected model_fn to take features, found the arguments "
                 f"{arguments}; define model_fn(features, labels, mode, params)"
+            )
+        known = {"features", "labels", "mode", "params", "config"}
+        unexpected = sorted(set(arguments) - known)
+        if unexpected:
+            raise ZooError(
+                f"Estimator: expected model_fn's arguments among features, labels, mode, "
+                f"params, config, found {unexpected}; rename them (TF calls them by name)"
             )
         if params and "params" not in arguments:
             raise ZooError(
@@ -171,7 +191,7 @@ class Estimator:
             )
         if max_steps is not None and self._global_step() >= max_steps:
             return self  # as TF 1.15: the checkpoint is past max_steps already
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
             session = self._training_session(
                 spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
@@ -194,7 +214,7 @@ class Estimator:
             ZooError: no checkpoint to evaluate; a model_fn without loss.
         """
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
             check_compatible(checkpoint_path, "Estimator.evaluate")
             metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
@@ -235,7 +255,7 @@ class Estimator:
             ZooError: an unknown predict key; predictions of different batch sizes.
         """
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
-        with tf.Graph().as_default():
+        with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.PREDICT)
             if checkpoint_path:
                 check_compatible(checkpoint_path, "Estimator.predict")
@@ -286,7 +306,7 @@ class Estimator:
                 "{name: placeholder})"
             )
         checkpoint_path = checkpoint_path or self._checkpoint("export_saved_model")
-        with tf.Graph().as_default():
+        with _new_graph():
             v1.train.get_or_create_global_step()
             receiver = serving_input_receiver_fn()
             spec = self._call_model_fn(receiver.features, None, experimental_mode)
@@ -343,6 +363,13 @@ class Estimator:
         """model_fn's spec, called with the arguments it takes."""
         from zoo.compat.estimator.model_fn import EstimatorSpec
 
+        arguments = _arguments(self._model_fn)
+        if labels is not None and "labels" not in arguments:
+            raise ZooError(
+                f"Estimator: expected model_fn to take labels (input_fn returns labels), "
+                f"found the arguments {arguments}; name its argument labels, or return "
+                "features only from input_fn"
+            )
         spec = _call_with(
             self._model_fn, features=features, labels=labels, mode=mode,
             params=self._params, config=config or self._config,
@@ -414,6 +441,26 @@ class Estimator:
         if steps is None and max_steps is None:
             return []
         return [v1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)]
+
+
+@contextlib.contextmanager
+def _new_graph():
+    """A new default graph, in which Keras 3 names layers afresh (``sequential/dense``
+    in every graph, as TF 1.15's Keras named them per graph): a Keras model called
+    in a model_fn reads its checkpoint from evaluate, predict and export. Keras 3
+    counts names per process, in ``keras.src.backend.common.global_state``'s
+    ``object_name_uids`` (the private name this module touches; put back after)."""
+    keras_state = sys.modules.get("keras.src.backend.common.global_state")
+    with tf.Graph().as_default():
+        if keras_state is None:
+            yield
+            return
+        before = keras_state.get_global_attribute("object_name_uids")
+        keras_state.set_global_attribute("object_name_uids", collections.defaultdict(int))
+        try:
+            yield
+        finally:
+            keras_state.set_global_attribute("object_name_uids", before)
 
 
 class _StopAfterRuns(v1.train.SessionRunHook):
