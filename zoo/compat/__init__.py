@@ -39,7 +39,8 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version"
            "install", "installed", "uninstall"]  # fmt: skip
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
-PARTS = ("namespaces", "tf_slim", "graph_collections", "contrib")  # modules of zoo.compat, in order
+# the modules of zoo.compat, in order
+PARTS = ("namespaces", "tf_slim", "graph_collections", "contrib")
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order

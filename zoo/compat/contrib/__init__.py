@@ -207,11 +207,12 @@ def modules():
         key = ALIASES.get(path, path)
         parts = path.split(".")
         for depth in range(1, len(parts) + 1):
-            sub = ".".join(parts[:depth])
+            sub, parent = ".".join(parts[:depth]), tree[".".join(parts[: depth - 1])]
             if sub not in tree:
-                tree[sub] = (ContribModule(sub, SOURCES[key], NAMES.get(key))
-                             if depth == len(parts) else ContribModule(sub, names=frozenset()))
-                tree[".".join(parts[: depth - 1])]._zoo_children[parts[depth - 1]] = tree[sub]
+                leaf = depth == len(parts)
+                tree[sub] = (ContribModule(sub, SOURCES[key], NAMES.get(key)) if leaf
+                             else ContribModule(sub, names=frozenset()))  # fmt: skip
+                parent._zoo_children[parts[depth - 1]] = tree[sub]
     return {module.__name__: module for module in tree.values()}
 
 
@@ -231,5 +232,6 @@ def changes():
     found.append(Change(f"sys.path_importer_cache[{PATH_ENTRY!r}]",
                         sys.path_importer_cache, PATH_ENTRY, FINDER))
     for namespace in [tf, *v1_namespaces()]:
-        found.append(Change(f"{namespace.__name__}.contrib", namespace, "contrib", tree[ROOT]))
+        name = f"{namespace.__name__}.contrib"
+        found.append(Change(name, namespace, "contrib", tree[ROOT]))
     return found

@@ -108,7 +108,8 @@ def _cast(name, param_type, value):
         or issubclass(param_type, bool) != isinstance(value, bool)
         or (issubclass(param_type, numbers.Integral)
             and not isinstance(value, numbers.Integral))
-        or (issubclass(param_type, numbers.Number) and not isinstance(value, numbers.Number))
+        or (issubclass(param_type, numbers.Number)
+            and not isinstance(value, numbers.Number))
     )  # fmt: skip
     if refused:
         raise ZooError(
@@ -201,7 +202,7 @@ class HParams:
         Raises:
             ZooError: a malformed string, an unknown name, or a wrong type.
         """
-        type_map = {name: param_type for name, (param_type, _) in self._hparam_types.items()}
+        type_map = {name: kind for name, (kind, _) in self._hparam_types.items()}
         return self.override_from_dict(parse_values(values, type_map))
 
     def override_from_dict(self, values_dict):
