@@ -123,8 +123,11 @@ class ContribModule(types.ModuleType):
                 return getattr(namespace, name)
         if missing:
             packages = [PIP.get(module.split(".")[0]) for module in missing]
-            fix = (f"pip install {' '.join(filter(None, packages))}" if any(packages)
-                   else "update scope-zoo to a version that has it")
+            fix = (
+                f"pip install {' '.join(filter(None, packages))}"
+                if any(packages)
+                else "update scope-zoo to a version that has it"
+            )
             raise ContribError(
                 f"{label}: expected module {' or '.join(missing)} (where zoo.compat "
                 f"finds TF 1.15's {self.__name__}.{name}), found none installed; {fix}"
@@ -146,8 +149,7 @@ class ContribModule(types.ModuleType):
         near = difflib.get_close_matches(name, sorted(self._zoo_names), n=1)
         return ContribError(
             f"{label}: expected a name of TF 1.15's {self.__name__}, found {name!r}, "
-            "which TF 1.15 never had there"
-            + (f"; did you mean {near[0]}?" if near else "")
+            "which TF 1.15 never had there" + (f"; did you mean {near[0]}?" if near else "")
         )
 
 
@@ -229,8 +231,14 @@ def changes():
 
     tree = modules()
     found = [Change(name, sys.modules, name, module) for name, module in tree.items()]
-    found.append(Change(f"sys.path_importer_cache[{PATH_ENTRY!r}]",
-                        sys.path_importer_cache, PATH_ENTRY, FINDER))
+    found.append(
+        Change(
+            f"sys.path_importer_cache[{PATH_ENTRY!r}]",
+            sys.path_importer_cache,
+            PATH_ENTRY,
+            FINDER,
+        )
+    )
     for namespace in [tf, *v1_namespaces()]:
         name = f"{namespace.__name__}.contrib"
         found.append(Change(name, namespace, "contrib", tree[ROOT]))

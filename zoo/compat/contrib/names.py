@@ -4,7 +4,8 @@ of well-known ones it does not provide. Data only, no TensorFlow.
 """
 
 # Every module of TF 1.15's tf.contrib (tensorflow/contrib/__init__.py).
-MODULES = frozenset("""
+MODULES = frozenset(
+    """
 autograph batching bayesflow checkpoint cloud cluster_resolver compiler
 constrained_optimization copy_graph crf cudnn_rnn data deprecated distribute
 distributions eager estimator factorization feature_column ffmpeg framework gan
@@ -15,7 +16,8 @@ periodic_resample predictor proto quantization quantize receptive_field recurren
 reduce_slice_ops remote_fused_graph resampler rnn rpc saved_model seq2seq signal
 slim solvers sparsemax specs staging stat_summarizer stateless summary
 tensor_forest tensorboard testing tfprof timeseries tpu training util
-""".split())
+""".split()
+)
 
 # The public names of each module the map provides, in TF 1.15 (its @@ lines and
 # _allowed_symbols); a module missing here (slim, tpu) has its provider's names.

@@ -1,0 +1,158 @@
+"""zoo.compat.contrib: tf.contrib under install(), as attribute and module path, TF
+1.15's names mapped to tf-slim, tf.data.experimental and ours, and the errors for
+what is not mapped."""
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_slim
+
+import zoo.compat
+from zoo.compat import contrib
+from zoo.compat.contrib import ContribError, ContribModule
+from zoo.compat.contrib.names import NAMES
+from zoo.compat.namespaces import v1_namespaces
+
+v1 = tf.compat.v1
+
+
+@pytest.fixture(autouse=True)
+def uninstalled():
+    """Each test starts and ends with nothing installed."""
+    zoo.compat.uninstall()
+    yield
+    zoo.compat.uninstall()
+
+
+def contrib_modules():
+    return sorted(name for name in sys.modules if name.startswith("tensorflow.contrib"))
+
+
+def test_install_adds_tf_contrib_everywhere_once_and_uninstall_removes_it():
+    assert contrib_modules() == [] and not hasattr(tf, "contrib")
+    changed = zoo.compat.install()
+    assert "tensorflow.contrib" in changed and "tensorflow.contrib.rnn" in changed
+    assert zoo.compat.install() == []
+    namespaces = [tf, *v1_namespaces()]
+    assert all(ns.contrib is sys.modules["tensorflow.contrib"] for ns in namespaces)
+    assert set(contrib_modules()) >= {f"tensorflow.contrib.{m}" for m in contrib.SOURCES}
+    zoo.compat.uninstall()
+    assert contrib_modules() == []
+    assert not any(hasattr(ns, "contrib") for ns in namespaces)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("tensorflow.contrib")
+
+
+def test_module_paths_reach_tf_slim_and_ours():
+    zoo.compat.install()
+    import tensorflow.contrib.slim as slim
+    from tensorflow.contrib import framework, layers
+    from tensorflow.contrib.seq2seq.python.ops import attention_wrapper
+    from tensorflow.contrib.training import HParams
+
+    assert slim.conv2d is tf_slim.conv2d and slim.arg_scope is tf_slim.arg_scope
+    assert layers.layer_norm is tf_slim.layer_norm
+    assert layers.xavier_initializer is tf_slim.xavier_initializer
+    assert framework.nest.map_structure is tf.nest.map_structure
+    assert framework.add_arg_scope is tf_slim.add_arg_scope
+    assert framework.list_variables is v1.train.list_variables
+    assert HParams is contrib.training.HParams
+    assert v1.contrib.data.map_and_batch is tf.data.experimental.map_and_batch
+    assert tf.contrib.learn.ModeKeys.INFER == "infer"
+    assert (
+        attention_wrapper
+        is sys.modules["tensorflow.contrib.seq2seq.python.ops.attention_wrapper"]
+    )
+    assert {"LSTMCell", "MultiRNNCell", "static_bidirectional_rnn"} <= set(
+        dir(tf.contrib.rnn)
+    )
+
+
+def contrib_layers_net(x, reuse=None):
+    """A TF1 program on tf.contrib.layers as people wrote it (BERT's layer_norm,
+    a VAE's initializers, a DCGAN's batch_norm under arg_scope)."""
+    layers = tf.contrib.layers
+    with v1.variable_scope("net", reuse=reuse):
+        with tf.contrib.framework.arg_scope(
+            [layers.fully_connected],
+            weights_initializer=layers.xavier_initializer(),
+            weights_regularizer=layers.l2_regularizer(0.01),
+        ):
+            h = layers.fully_connected(x, 6, scope="fc1")
+            h = layers.batch_norm(h, is_training=True, scope="bn")
+            h = layers.fully_connected(h, 5, activation_fn=None, scope="fc2")
+        return layers.layer_norm(h, begin_norm_axis=-1, begin_params_axis=-1, scope="ln")
+
+
+def test_a_contrib_layers_program_has_tf1_names_shares_and_normalizes(graph):
+    zoo.compat.install()
+    x = v1.placeholder(tf.float32, [4, 3])
+    y = contrib_layers_net(x)
+    names = sorted(v.op.name for v in v1.trainable_variables())
+    assert names == [
+        "net/bn/beta",
+        "net/fc1/biases",
+        "net/fc1/weights",
+        "net/fc2/biases",
+        "net/fc2/weights",
+        "net/ln/beta",
+        "net/ln/gamma",
+    ]
+    assert len(v1.losses.get_regularization_losses()) == 2
+    count = len(v1.global_variables())
+    y_again = contrib_layers_net(x, reuse=True)
+    assert len(v1.global_variables()) == count
+    feed = np.random.default_rng(0).standard_normal((4, 3))
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        value, again = sess.run([y, y_again], {x: feed})
+    # gamma 1, beta 0 at init: layer_norm is (h - mean) / sqrt(var + 1e-12) per row
+    np.testing.assert_allclose(value.mean(-1), 0, atol=1e-5)
+    np.testing.assert_allclose(value.std(-1), 1, atol=1e-3)
+    np.testing.assert_allclose(value, again, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("tf.contrib.rnn.Foo", "TF 1.15's tensorflow.contrib.rnn, found 'Foo', which "
+         "TF 1.15 never had there"),
+        ("tf.contrib.layers.layer_nrom", "never had there; did you mean layer_norm?"),
+        ("tf.contrib.layers.embed_sequence", "found TF 1.15's tensorflow.contrib.layers."
+         "embed_sequence, which it does not provide; use tf.nn.embedding_lookup"),
+        ("tf.contrib.crf", "found TF 1.15's tensorflow.contrib.crf, which it does not "
+         "map; use tensorflow_addons.text"),
+        ("tf.contrib.nope", "found 'nope', which TF 1.15 never had there"),
+        ("tf.contrib.data.sliding_window_batch", "use dataset.window(size, shift)"),
+    ],
+)  # fmt: skip
+def test_what_is_not_mapped_names_tf_1_15s_module_and_the_replacement(name, words):
+    zoo.compat.install()
+    with pytest.raises(ContribError, match=f"^{name.replace('.', '[.]')}: expected") as err:
+        eval(name)
+    assert words in str(err.value)
+
+
+def test_imports_of_what_is_not_mapped_raise_the_same_error():
+    zoo.compat.install()
+    with pytest.raises(ContribError, match="tensorflow.contrib.crf, which it does not map"):
+        import tensorflow.contrib.crf  # noqa: F401
+    with pytest.raises(ContribError, match="found 'Bar', which TF 1.15 never had"):
+        from tensorflow.contrib.rnn import Bar  # noqa: F401
+    with pytest.raises(ContribError, match=r"expected one of \['ops'\]"):
+        import tensorflow.contrib.rnn.python.kernels  # noqa: F401
+
+
+def test_a_missing_provider_is_named_with_its_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tf_slim", None)  # as if tf-slim were not installed
+    layers = ContribModule("layers", contrib.SOURCES["layers"], NAMES["layers"])
+    with pytest.raises(
+        ContribError, match="expected module tf_slim .*; pip install tf-slim"
+    ):
+        _ = layers.layer_norm
+    rnn = ContribModule("rnn", ("layers.tf1.no_such_module",), NAMES["rnn"])
+    with pytest.raises(ContribError, match="expected module layers.tf1.no_such_module"):
+        _ = rnn.LSTMCell
