@@ -60,6 +60,8 @@ def test_module_paths_reach_tf_slim_and_ours():
     assert framework.add_arg_scope is tf_slim.add_arg_scope
     assert framework.list_variables is v1.train.list_variables
     assert HParams is contrib.training.HParams
+    slim_training = importlib.import_module("tf_slim.training.training")
+    assert tf.contrib.training.create_train_op is slim_training.create_train_op
     assert v1.contrib.data.map_and_batch is tf.data.experimental.map_and_batch
     assert tf.contrib.learn.ModeKeys.INFER == "infer"
     assert (
