@@ -11,20 +11,13 @@ import tensorflow as tf
 import tf_slim
 
 import zoo.compat
+from tests.zoo.test_compat import uninstalled  # noqa: F401  (autouse: nothing installed)
 from zoo.compat import contrib
 from zoo.compat.contrib import ContribError, ContribModule
 from zoo.compat.contrib.names import NAMES
 from zoo.compat.namespaces import v1_namespaces
 
 v1 = tf.compat.v1
-
-
-@pytest.fixture(autouse=True)
-def uninstalled():
-    """Each test starts and ends with nothing installed."""
-    zoo.compat.uninstall()
-    yield
-    zoo.compat.uninstall()
 
 
 def contrib_modules():
