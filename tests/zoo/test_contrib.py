@@ -133,6 +133,7 @@ def test_what_is_not_mapped_names_tf_1_15s_module_and_the_replacement(name, word
 
 def test_imports_of_what_is_not_mapped_raise_the_same_error():
     zoo.compat.install()
+    assert not hasattr(tf.contrib.rnn, "Bar") and getattr(tf.contrib, "crf", 1) == 1
     with pytest.raises(ContribError, match="tensorflow.contrib.crf, which it does not map"):
         import tensorflow.contrib.crf  # noqa: F401
     with pytest.raises(ContribError, match="found 'Bar', which TF 1.15 never had"):

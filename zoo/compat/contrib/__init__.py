@@ -68,8 +68,9 @@ ALIASES = {
 PIP = {"tf_slim": "tf-slim"}  # a provider's top module -> its package, if not ours
 
 
-class ContribError(ZooError):
-    """A ``tf.contrib`` name the map does not provide, or TF 1.15 never had."""
+class ContribError(ZooError, AttributeError):
+    """A ``tf.contrib`` name the map does not provide, or TF 1.15 never had; an
+    ``AttributeError`` too, so ``hasattr`` and ``getattr(..., default)`` still answer."""
 
 
 class ContribModule(types.ModuleType):
