@@ -118,8 +118,9 @@ class ContribModule(types.ModuleType):
             try:
                 namespace = _load(source)
             except ModuleNotFoundError as err:
-                if not source.split(":")[0].startswith(err.name or "?"):
-                    raise
+                module = source.partition(":")[0]
+                if err.name is None or not f"{module}.".startswith(f"{err.name}."):
+                    raise  # the source is there, and broken: not ours to hide
                 missing.append(err.name)
                 continue
             if hasattr(namespace, name):
