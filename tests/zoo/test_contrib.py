@@ -61,9 +61,32 @@ def test_module_paths_reach_tf_slim_and_ours():
         attention_wrapper
         is sys.modules["tensorflow.contrib.seq2seq.python.ops.attention_wrapper"]
     )
+    from tensorflow.contrib.slim.nets import resnet_v1
+
+    assert resnet_v1 is importlib.import_module("tf_slim.nets.resnet_v1")
     assert {"LSTMCell", "MultiRNNCell", "static_bidirectional_rnn"} <= set(
         dir(tf.contrib.rnn)
     )
+
+
+@pytest.mark.parametrize(
+    "name, source",
+    [
+        ("rnn.LSTMCell", "layers.tf1.rnn_cell"),
+        ("rnn.MultiRNNCell", "layers.tf1.rnn_cell"),
+        ("rnn.stack_bidirectional_dynamic_rnn", "layers.tf1.rnn"),
+        ("seq2seq.BeamSearchDecoder", "layers.tf1.seq2seq"),
+        ("seq2seq.python.ops.attention_wrapper.AttentionWrapper", "layers.tf1.seq2seq"),
+        ("legacy_seq2seq.sequence_loss_by_example", "layers.tf1.legacy_seq2seq"),
+        ("tpu.TPUEstimator", "zoo.compat.estimator.tpu"),
+    ],
+)
+def test_cells_decoders_and_tpu_come_from_their_modules(name, source):
+    module = pytest.importorskip(source, reason="its branch is not merged yet")
+    zoo.compat.install()
+    path, _, attribute = name.rpartition(".")
+    found = sys.modules[f"tensorflow.contrib.{path}"]
+    assert getattr(found, attribute) is getattr(module, attribute)
 
 
 def contrib_layers_net(x, reuse=None):
