@@ -11,6 +11,7 @@ import tensorflow as tf
 import tf_slim
 
 import zoo.compat
+from layers.errors import ZooError
 from tests.zoo.test_compat import uninstalled  # noqa: F401  (autouse: nothing installed)
 from zoo.compat import contrib
 from zoo.compat.contrib import ContribError, ContribModule
@@ -139,8 +140,9 @@ def test_a_contrib_layers_program_has_tf1_names_shares_and_normalizes(graph):
         ("tf.contrib.rnn.Foo", "TF 1.15's tensorflow.contrib.rnn, found 'Foo', which "
          "TF 1.15 never had there"),
         ("tf.contrib.layers.layer_nrom", "never had there; did you mean layer_norm?"),
-        ("tf.contrib.layers.embed_sequence", "found TF 1.15's tensorflow.contrib.layers."
-         "embed_sequence, which it does not provide; use tf.nn.embedding_lookup"),
+        ("tf.contrib.layers.real_valued_column", "found TF 1.15's tensorflow.contrib."
+         "layers.real_valued_column, which it does not provide; use tf.feature_column."
+         "numeric_column"),
         ("tf.contrib.crf", "found TF 1.15's tensorflow.contrib.crf, which it does not "
          "map; use tensorflow_addons.text"),
         ("tf.contrib.nope", "found 'nope', which TF 1.15 never had there"),
@@ -175,3 +177,35 @@ def test_a_missing_provider_is_named_with_its_package(monkeypatch):
     rnn = ContribModule("rnn", ("layers.tf1.no_such_module",), NAMES["rnn"])
     with pytest.raises(ContribError, match="expected module layers.tf1.no_such_module"):
         _ = rnn.LSTMCell
+
+
+def test_embed_sequence_and_bow_encoder_as_tf_1_15_named_and_computed_them(graph):
+    zoo.compat.install()
+    layers = tf.contrib.layers
+    ids = np.array([[1, 4, 4, 0], [2, 0, 0, 0]])
+    embedded = layers.embed_sequence(ids, vocab_size=5, embed_dim=3, scope="embed")
+    unique = layers.embed_sequence(ids[::-1], unique=True, scope="embed", reuse=True)
+    bow = layers.bow_encoder(ids, 5, 3)
+    dense_bow = layers.bow_encoder(ids, 5, 3, sparse_lookup=False, scope="bow_encoder",
+                                   reuse=True)  # fmt: skip
+    layers.embed_sequence(ids, 5, 3)
+    model_variables = v1.get_collection(v1.GraphKeys.MODEL_VARIABLES)
+    names = [v.op.name for v in model_variables]
+    assert names == [
+        "embed/embeddings",
+        "bow_encoder/embeddings",
+        "EmbedSequence/embeddings",
+    ]
+    assert v1.trainable_variables() == model_variables
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        table, bow_table, _ = sess.run(model_variables)
+        found = sess.run([embedded, unique, bow, dense_bow])
+    np.testing.assert_allclose(found[0], table[ids], rtol=1e-6)
+    np.testing.assert_allclose(found[1], table[ids[::-1]], rtol=1e-6)
+    kept = [bow_table[row[row > 0]].mean(0) for row in ids]  # sparse: id 0 is padding
+    np.testing.assert_allclose(found[2], kept, rtol=1e-5)
+    np.testing.assert_allclose(found[3], bow_table[ids].mean(1), rtol=1e-5)
+    with pytest.raises(ZooError, match="^embed_sequence: Must specify vocab size .* "
+                       "Got vocab_size=5 and embed_dim=None"):  # fmt: skip
+        layers.embed_sequence(ids, vocab_size=5)

@@ -167,13 +167,9 @@ REPLACEMENTS = {
     "rnn.LSTMBlockFusedCell": "tf.contrib.rnn.LSTMCell in tf.nn.dynamic_rnn",
     "rnn.GRUBlockCell": "tf.contrib.rnn.GRUCell",
     "rnn.GRUBlockCellV2": "tf.contrib.rnn.GRUCell",
-    "layers.embed_sequence": "tf.nn.embedding_lookup on tf.get_variable("
-    "'EmbedSequence/embeddings', [vocab_size, embed_dim])",
     "layers.feature_column": "tf.feature_column",
     "layers.real_valued_column": "tf.feature_column.numeric_column",
     "layers.embedding_column": "tf.feature_column.embedding_column",
-    "layers.bow_encoder": "tf.reduce_mean of tf.nn.embedding_lookup",
-    "layers.embedding_lookup_unique": "tf.nn.embedding_lookup",
     "learn.preprocessing": "keras.layers.TextVectorization, or a dict of words",
     "learn.Experiment": "tf.compat.v1.estimator.train_and_evaluate",
     "learn.learn_runner": "tf.compat.v1.estimator.train_and_evaluate",
