@@ -234,7 +234,8 @@ def changes():
     from zoo.compat.namespaces import v1_namespaces
 
     tree = modules()
-    found = [Change(name, sys.modules, name, module) for name, module in tree.items()]
+    found = [Change(f"sys.modules[{name!r}]", sys.modules, name, module)
+             for name, module in tree.items()]  # fmt: skip
     found.append(
         Change(
             f"sys.path_importer_cache[{PATH_ENTRY!r}]",
