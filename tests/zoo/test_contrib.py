@@ -210,3 +210,36 @@ def test_embed_sequence_and_bow_encoder_as_tf_1_15_named_and_computed_them(graph
     with pytest.raises(ZooError, match="^embed_sequence: Must specify vocab size .* "
                        "Got vocab_size=5 and embed_dim=None"):  # fmt: skip
         layers.embed_sequence(ids, vocab_size=5)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"use_peephole": True, "cell_clip": 0.3, "forget_bias": 0.5}],
+    ids=["default", "peephole_clip"],
+)
+def test_lstm_block_cell_equals_tensorflows_fused_kernel(graph, options):
+    pytest.importorskip("layers.tf1.rnn_cell", reason="its branch is not merged yet")
+    zoo.compat.install()
+    rng = np.random.default_rng(3)
+    x, c, h = (rng.standard_normal((2, n)).astype(np.float32) for n in (3, 4, 4))
+    cell = tf.contrib.rnn.LSTMBlockCell(4, **options)
+    init = v1.random_normal_initializer(0.0, 0.5)
+    with v1.variable_scope("rnn", initializer=init):
+        output, state = cell(x, tf.contrib.rnn.LSTMStateTuple(c, h))
+    found = {v.op.name: v for v in v1.trainable_variables()}
+    peepholes = options.get("use_peephole", False)
+    assert sorted(found) == sorted(
+        ["rnn/lstm_cell/kernel", "rnn/lstm_cell/bias"]
+        + [f"rnn/lstm_cell/w_{g}_diag" for g in "ifo" if peepholes]
+    )
+    diag = [found.get(f"rnn/lstm_cell/w_{g}_diag", tf.zeros([4])) for g in "ifo"]
+    fused = tf.raw_ops.LSTMBlockCell(
+        x=x, cs_prev=c, h_prev=h, w=found["rnn/lstm_cell/kernel"], wci=diag[0],
+        wcf=diag[1], wco=diag[2], b=found["rnn/lstm_cell/bias"],
+        forget_bias=options.get("forget_bias", 1.0),
+        cell_clip=options.get("cell_clip", -1.0), use_peephole=peepholes,
+    )  # fmt: skip
+    with v1.Session() as sess:
+        sess.run(v1.global_variables_initializer())
+        ours, reference = sess.run([(output, state.c), (fused.h, fused.cs)])
+    np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-6)

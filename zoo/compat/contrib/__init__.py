@@ -47,7 +47,7 @@ SOURCES = {
     "learn": ("zoo.compat.contrib.learn",),
     "data": ("tensorflow:data.experimental",),
     "rnn": ("layers.tf1.rnn_cell", "layers.tf1.rnn", "layers.tf1.legacy_seq2seq",
-            "tensorflow:compat.v1.nn"),
+            "zoo.compat.contrib.rnn", "tensorflow:compat.v1.nn"),
     "seq2seq": ("layers.tf1.seq2seq",),
     "legacy_seq2seq": ("layers.tf1.legacy_seq2seq",),
     "tpu": ("zoo.compat.estimator.tpu",),
@@ -118,6 +118,8 @@ class ContribModule(types.ModuleType):
             try:
                 namespace = _load(source)
             except ModuleNotFoundError as err:
+                if err.name in missing:  # a source built on a missing one
+                    continue
                 module = source.partition(":")[0]
                 if err.name is None or not f"{module}.".startswith(f"{err.name}."):
                     raise  # the source is there, and broken: not ours to hide

@@ -162,8 +162,6 @@ REPLACEMENTS = {
     "quantize": "tensorflow_model_optimization",
     "model_pruning": "tensorflow_model_optimization.sparsity",
     "mixed_precision": "zoo.training.precision, or keras.mixed_precision",
-    "rnn.LSTMBlockCell": "tf.contrib.rnn.LSTMCell (the same math without peepholes "
-    "or cell_clip, the same variables lstm_cell/kernel and lstm_cell/bias)",
     "rnn.LSTMBlockFusedCell": "tf.contrib.rnn.LSTMCell in tf.nn.dynamic_rnn",
     "rnn.GRUBlockCell": "tf.contrib.rnn.GRUCell",
     "rnn.GRUBlockCellV2": "tf.contrib.rnn.GRUCell",
