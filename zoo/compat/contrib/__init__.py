@@ -37,7 +37,7 @@ PATH_ENTRY = "<zoo.compat.contrib>"  # every contrib module's __path__: the find
 # TF 1.15's contrib module -> where its names come from, in order: a module
 # ("tf_slim") or an object in one ("tensorflow:compat.v1.nn").
 SOURCES = {
-    "layers": ("tf_slim", "zoo.compat.contrib.layers"),
+    "layers": ("tf_slim", "zoo.compat.contrib.layers", "tensorflow:compat.v1.nn"),
     "slim": ("tf_slim",),
     "slim.nets": ("tf_slim.nets",),
     "framework": ("tf_slim", "tensorflow:compat.v1.train", "tensorflow:compat.v1",
