@@ -45,7 +45,7 @@ def _parse_value(name, value_type, text, values):
         raise ZooError(
             f"HParams.parse: Could not parse hparam '{name}' of type "
             f"'{value_type.__name__}' with value '{text}' in {values}; write "
-            f"{name}=<a {value_type.__name__}>"
+            f"{name}=<{value_type.__name__}>"
         ) from None
 
 
