@@ -31,7 +31,8 @@ def uninstalled():
 
 
 def current():
-    """``{name: value}`` of every attribute install() may change, as it is now."""
+    """``{name: value}`` of every attribute or entry install() may change, as it is
+    now."""
     return {change.name: change.current() for change in zoo.compat.changes()}
 
 
