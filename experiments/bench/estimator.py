@@ -17,17 +17,11 @@ end of its first run to the end of its last (``train``'s set-up excluded, report
 apart as ``estimator_setup_s``), in interleaved rounds, fastest round reported. Goal:
 ``ratio_estimator`` (estimator / session_loop) >= 0.95.
 
-Usage::
-
-    python -m experiments.bench.estimator --data-dir /usr/share/datasets/fashion-mnist \
-        --dataset fashion_mnist --json /tmp/estimator.json
-
-``make bench`` times it too (:data:`experiments.bench.speed.OWN_BENCHES`).
+A row of ``make bench`` (:data:`experiments.bench.speed.OWN_BENCHES`), with its
+flags (``--steps``, ``--rounds``, ``--warmup``, ``--steps-per-run``); its JSON key
+is ``estimator``.
 """
 
-import argparse
-import json
-import os
 import statistics
 import tempfile
 import time
@@ -170,32 +164,3 @@ def bench(train, args, timed=None, ratios=None):
         flush=True,
     )
     return {"estimator": result}
-
-
-def main(argv=None):
-    """Times the contenders on ``--dataset`` from ``--data-dir``; writes ``--json``."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--dataset", default="fashion_mnist")
-    p.add_argument("--data-dir", default=os.environ.get("ZOO_DATA_DIR"))
-    p.add_argument("--steps", type=int, default=2000, help="timed steps per contender")
-    p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--warmup", type=int, default=200)
-    p.add_argument("--steps-per-run", type=int, default=32)
-    p.add_argument("--json", default=None)
-    args = p.parse_args(argv)
-    from zoo.data import load_mnist
-
-    data = load_mnist(args.dataset, data_dir=args.data_dir, validation=0)
-    train = data.train if data.train.num_examples else data.test
-    result = {"settings": vars(args), "load_average_start": os.getloadavg(),
-              **bench(train, args)}  # fmt: skip
-    result["load_average_end"] = os.getloadavg()
-    text = json.dumps(result, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text)
-    print(text)
-
-
-if __name__ == "__main__":
-    main()
