@@ -34,9 +34,10 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("tf_slim") is None, reason="needs tf-slim"
 )
 v1 = tf.compat.v1
-BATCH, CLASSES, LEARNING_RATE = 2, tf1_code.CLASSES, 1e-4
-# SGD steps of the graph program: batch norm on 2 images makes the loss jump step to step
-# (resnet_v1_50: up after the first step, with the arithmetic optimizer on or off)
+BATCH, CLASSES = 2, tf1_code.CLASSES
+# SGD on one fixed batch at a rate that does not overshoot: batch norm on 2 images makes
+# the loss steep (at 1e-4 inception_v1's and resnet_v1_50's loss rose after a step)
+LEARNING_RATE = 1e-5
 GRAPH_STEPS = 6
 MOVING = ("/moving_mean", "/moving_variance")
 
@@ -224,6 +225,7 @@ def test_graph_mode_trains_restores_and_moves_its_statistics(graph_runs, name):
     assert len(run.names) == len(set(run.names)) > 0
     np.testing.assert_array_equal(run.restored, run.expected)
     assert len(run.penalty) > 0 and all(value > 0 for value in run.penalty)
+    print("graph", name, run.losses)
     assert run.losses[-1] < run.losses[0]
     has_batch_norm = name in ("resnet_v1_50", "inception_v1")
     assert bool(run.moved) == has_batch_norm and all(run.moved) and run.still
@@ -243,13 +245,9 @@ class SharedRun:
         self.call = tf.function(self.penalized) if function_mode else self.penalized
 
     def penalized(self, x, training):
-        """The logits and every penalty this call added, as in the graph build."""
-        collection = v1.get_collection_ref(v1.GraphKeys.LOSSES)
-        known = len(collection)
+        """The logits and every penalty of this call, as in the graph build."""
         logits = self.shared(x, training=training)
-        added = collection[known:]
-        del collection[known:]  # eagerly the global graph's collection would pile up
-        return logits, self.shared.regularization_losses + added
+        return logits, self.shared.regularization_losses
 
     @property
     def names(self):
@@ -302,6 +300,7 @@ def test_share_builds_the_graphs_names_restores_exactly_and_trains(
 
     step = tf.function(step) if function_mode else step
     losses = [float(step()) for _ in range(4)]
+    print("share", name, function_mode, losses)
     assert losses[-1] < losses[0]
     moved = moving(shared.by_name)
     assert all(not np.allclose(moved[n], start[n]) for n in start)
@@ -339,8 +338,10 @@ def test_zoo_layer_restores_exactly_trains_and_saves(graph_runs, name, tmp_path)
     np.testing.assert_allclose(sorted(np.array(penalty)), sorted(run.penalty), rtol=1e-6)
     assert len(penalty) == len(run.penalty)
 
-    history = model.fit(x, y, batch_size=BATCH, epochs=4, shuffle=False, verbose=0)
-    assert history.history["loss"][-1] < history.history["loss"][0]
+    # one fixed batch: each epoch's loss is its step's, before the update
+    history = model.fit(x[:BATCH], y[:BATCH], epochs=4, verbose=0).history["loss"]
+    print("keras", name, history)
+    assert history[-1] < history[0]
     fitted = moving(layer.tf1_variables)
     assert all(not np.allclose(fitted[n], start[n]) for n in start)
     predicted = model.predict(x, batch_size=BATCH, verbose=0)

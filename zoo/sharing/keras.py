@@ -319,8 +319,9 @@ class ZooLayer(keras.layers.Layer):
     Raises:
         ZooError: an unknown model name or a model that is neither a name nor
             callable; eager execution off in this process
-            (``tf.compat.v1.disable_v2_behavior()``); at the first call, ``output`` that names no field of the
-            result, or a variable made without ``get_variable``.
+            (``tf.compat.v1.disable_v2_behavior()``); at the first call,
+            ``output`` that names no field of the result, or a variable made
+            without ``get_variable``.
         ScopeError: a call that would create a variable the first build did not
             (names that change between calls).
         ShapeError: an input of another width than the layer was built for.
