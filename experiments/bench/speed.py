@@ -42,6 +42,9 @@ training images, in one process:
 The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
 and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
 :data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+Also listed there: :mod:`experiments.bench.zoo_layer_resnet` (``ZooLayer`` in ``fit``
+vs the TF1 program) and :mod:`experiments.bench.tf1_layers` (tf.layers programs on
+``layers.tf1`` vs tf_keras' legacy layers, a subprocess per side).
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
@@ -89,7 +92,11 @@ BEST_OF = {  # each at its best: the faster of its settings in this run
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 # Models timed by a module of their own: its bench(train, args, timed) returns
 # {model: results shaped as the MLP's}.
-OWN_BENCHES = ("experiments.bench.rnn_siamese", "experiments.bench.zoo_layer_resnet")
+OWN_BENCHES = (
+    "experiments.bench.rnn_siamese",
+    "experiments.bench.zoo_layer_resnet",
+    "experiments.bench.tf1_layers",
+)
 
 
 @dataclasses.dataclass(frozen=True)
