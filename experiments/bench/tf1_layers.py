@@ -31,6 +31,7 @@ import collections
 import json
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -151,11 +152,14 @@ def step_ops(train):
 
 
 def layer_of(op):
-    """The layer an op belongs to: its name scope up to the layer's name
-    (``discriminator/conv2d_1``), without the gradient and optimizer prefixes."""
-    parts = [p for p in op.name.split("/")[:-1] if p != "gradients"]
-    return "/".join(parts[:2]) if parts and parts[0] in ("generator", "discriminator") \
-        else "/".join(parts[:1])  # fmt: skip
+    """The layer an op belongs to, forward or backward: its name scope up to the
+    layer's name (``discriminator/conv2d_1``, ``conv1``), without ``gradients/``;
+    an optimizer's update ops are its own (``Adam``)."""
+    parts = op.name.split("/")[:-1]
+    if parts and re.fullmatch(r"gradients(_\d+)?", parts[0]):
+        parts = parts[1:]
+    depth = 2 if parts and re.match(r"(generator|discriminator)", parts[0]) else 1
+    return "/".join(parts[:depth])
 
 
 def graph_counts(ops):

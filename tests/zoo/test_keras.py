@@ -507,6 +507,7 @@ def causal_attention(x, scope):
         return projection(merged, "out", width)
 
 
+@keras.saving.register_keras_serializable(package="tests")
 def gpt(ids):
     """A GPT-2-style language model in TF1 idioms: token ids ``[batch, length]`` to
     next-token logits ``[batch, length, VOCAB]``, the read-out tied to the embedding."""
@@ -538,7 +539,7 @@ def counting_sequences(rows, seed=0):
     return counted[:, :-1].astype(np.int32), counted[:, 1:]
 
 
-def test_a_gpt2_style_function_takes_token_ids_and_trains_with_fit():
+def test_a_gpt2_style_function_takes_token_ids_and_trains_with_fit(tmp_path):
     v2_shapes = tf.TensorShape([1])[0]
     keras.utils.set_random_seed(0)
     ids = keras.Input((CONTEXT,), dtype="int32")
@@ -557,6 +558,9 @@ def test_a_gpt2_style_function_takes_token_ids_and_trains_with_fit():
     # unknown: the floor is ln(3) / 8 = 0.14
     assert history[0] > 1.5 and history[-1] < 0.25
     assert isinstance(tf.TensorShape([1])[0], int)  # the process's behaviour is back
+    model.save(tmp_path / "gpt.keras")  # loading builds on int32 ids again
+    loaded = keras.saving.load_model(tmp_path / "gpt.keras")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
 
 
 def test_tf1_shapes_restores_the_process_behaviour_it_found_in_every_thread():
