@@ -269,12 +269,12 @@ def bench(train, args, timed, ratios):
         ratios: unused (this row's ratios are its own).
     """
     del train, ratios
-    sizes = {"dcgan": DCGAN_BATCH, "cnn": args.batch_size}
     one_step = argparse.Namespace(**{**vars(args), "steps_per_run": 1})
     result = {}
-    for program, batch in sizes.items():
+    for program, sides in PROGRAM_SIDES.items():
+        batch = DCGAN_BATCH if program == "dcgan" else args.batch_size
         print(f"tf1_layers {program}...", flush=True)
-        workers = {side: Worker(side, program, batch) for side in PROGRAM_SIDES[program]}
+        workers = {side: Worker(side, program, batch) for side in sides}
         try:
             for w in workers.values():
                 w.ready()
