@@ -77,9 +77,8 @@ def variable_specs(
 ):
     """Builds ``builder`` in a scratch graph and lists the variables it creates.
 
-    A loss
-    it adds to the ``"losses"`` collection that only one variable reaches (the
-    weight decay ``decay * tf.nn.l2_loss(weight)`` of TF1 tutorials) becomes a
+    A loss it adds to the ``"losses"`` collection that only one variable reaches
+    (the weight decay ``decay * tf.nn.l2_loss(weight)`` of TF1 tutorials) becomes a
     regularizer of that variable, recomputed from its current value.
 
     Args:
@@ -128,7 +127,7 @@ def variable_specs(
             for dtype, shape in zip(dtypes, input_shapes, strict=True)
         ]
         with (
-            tf1_shapes() if tf1_code else contextlib.nullcontext(),
+            tf1_shapes(tf1_code),
             reading_through(store.recording_getter()),
             precision.policy(policy),
         ):
@@ -248,13 +247,19 @@ _SHAPES_LOCK = threading.RLock()  # TF's shape behaviour is one flag per process
 
 
 @contextlib.contextmanager
-def tf1_shapes():
+def tf1_shapes(enabled=True):
     """Runs the body under TF1's shape behaviour: ``x.shape[-1]`` is a ``Dimension``
     (``.value``), as TF1 code expects; the process's behaviour is restored after.
 
     The behaviour is process-wide (``tf.compat.v1.disable_v2_tensorshape``): the
     body runs holding a lock, so that two threads never restore each other's state.
+
+    Args:
+        enabled: False leaves the behaviour as it is (TensorFlow 2 code).
     """
+    if not enabled:
+        yield
+        return
     with _SHAPES_LOCK:
         v2 = not isinstance(tf.TensorShape([1])[0], tf.compat.v1.Dimension)
         tf.compat.v1.disable_v2_tensorshape()
@@ -480,7 +485,7 @@ class ZooLayer(keras.layers.Layer):
             VariableStore().as_default(),
             refuse_new_variables(self.name, fix),
             reading_through(layer_weight),
-            tf1_shapes() if self._tf1_code else contextlib.nullcontext(),
+            tf1_shapes(self._tf1_code),
         ):
             result = call_builder(
                 self._builder,
