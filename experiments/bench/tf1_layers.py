@@ -26,7 +26,6 @@ layer (the name scope of each layer), so a difference in speed can be traced to
 the ops that make it.
 """
 
-import argparse
 import collections
 import json
 import os
@@ -36,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 import warnings
 
 import numpy as np
@@ -269,7 +269,9 @@ def bench(train, args, timed, ratios):
         ratios: unused (this row's ratios are its own).
     """
     del train, ratios
-    one_step = argparse.Namespace(**{**vars(args), "steps_per_run": 1})
+    one_step = types.SimpleNamespace(
+        rounds=args.rounds, warmup=args.warmup, steps_per_run=1
+    )
     result = {}
     for program, sides in PROGRAM_SIDES.items():
         batch = DCGAN_BATCH if program == "dcgan" else args.batch_size
