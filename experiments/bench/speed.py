@@ -41,9 +41,14 @@ training images, in one process:
 
 The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
 and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
-:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape;
-a TF1 LSTM language model on our cells against TensorFlow's legacy cells (a process
-per side) by :mod:`experiments.bench.lstm_lm`, into ``lstm_lm``.
+:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+Also listed there: :mod:`experiments.bench.zoo_layer_resnet` (``ZooLayer`` in ``fit``
+vs the TF1 program), :mod:`experiments.bench.tf1_layers` (tf.layers programs on
+``layers.tf1`` vs tf_keras' legacy layers, a subprocess per side),
+:mod:`experiments.bench.lstm_lm` (a TF1 LSTM language model on our cells vs
+TensorFlow's legacy cells, a process per side), :mod:`experiments.bench.estimator`
+(``Estimator.train`` vs a session loop) and :mod:`experiments.bench.canned` (a canned
+``DNNClassifier`` vs TensorFlow 2.15's).
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
@@ -94,6 +99,7 @@ QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 OWN_BENCHES = (
     "experiments.bench.rnn_siamese",
     "experiments.bench.zoo_layer_resnet",
+    "experiments.bench.tf1_layers",
     "experiments.bench.lstm_lm",
     "experiments.bench.estimator",
     "experiments.bench.canned",

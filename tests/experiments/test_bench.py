@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.bench import contenders, precision, rnn_siamese
+from experiments.bench import contenders, precision, rnn_siamese, tf1_layers
 from experiments.bench import speed as bench
 from experiments.harness import datasets
 from layers.errors import ZooError
@@ -169,6 +169,27 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert (
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
+    for program, row in results["tf1_layers"].items():  # each side in its own process
+        sides = tf1_layers.PROGRAM_SIDES[program]
+        for table in ("steps_per_s", "median_steps_per_s", "cpu_ms_per_step"):
+            assert set(row[table]) == set(sides)
+            assert all(v > 0 and math.isfinite(v) for v in row[table].values())
+        speeds, cpu = row["steps_per_s"], row["cpu_ms_per_step"]
+        for side in sides[1:]:
+            assert row["ratio" + side.removeprefix("tf_keras")] == (
+                speeds["ours"] / speeds[side]
+            )
+        assert row["cpu_ratio"] == cpu["tf_keras"] / cpu["ours"]
+        graphs = row["graph"]
+        assert graphs["ours"]["layers"].startswith("layers.tf1")
+        assert graphs["tf_keras"]["layers"].startswith("tf_keras")
+        for counts in graphs.values():
+            assert counts["step_ops"] == sum(counts["by_type"].values()) > 0
+            assert counts["step_ops"] == sum(counts["by_layer"].values())
+    assert set(results["tf1_layers"]) == set(tf1_layers.PROGRAMS)
+    fused = results["tf1_layers"]["dcgan"]["graph"]  # TF's batch norm: fused unless told
+    assert fused["tf_keras"]["by_type"]["FusedBatchNormV3"] > 0
+    assert "FusedBatchNormV3" not in fused["tf_keras_unfused"]["by_type"]
     assert results["bf16"]["policy"] == "mixed_bfloat16"
     assert set(results["bf16"]["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
     rows = ("autoencoder", "mlp", "rnn", "siamese")
