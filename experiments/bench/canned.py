@@ -34,7 +34,12 @@ import types
 
 from experiments.harness import entry, flags, rundir, startup
 
-REFERENCE_PYTHON = "/work/ref/tf215/bin/python"
+# TensorFlow 2.15 + tensorflow-estimator 2.15, the reference for tf.estimator's behaviour:
+# `make install` makes this venv (`make reference`); ZOO_TF215_PYTHON names another.
+REFERENCE_PYTHON = os.environ.get(
+    "ZOO_TF215_PYTHON",
+    str(pathlib.Path(__file__).resolve().parents[2] / ".venv-tf215" / "bin" / "python"),
+)
 TIMING = pathlib.Path(__file__).with_name("canned_timing.py")
 
 

@@ -1,7 +1,7 @@
 """Run by TF 2.15's Python (the reference venv): trains :mod:`estimator_model` with
 tensorflow-estimator 2.15, evaluates, predicts, exports; writes what it saw as JSON.
 
-Usage: ``/work/ref/tf215/bin/python estimator_reference.py MODEL_DIR OUT.json``
+Usage: ``.venv-tf215/bin/python estimator_reference.py MODEL_DIR OUT.json``
 """
 
 import json

@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from experiments.bench import canned as canned_bench
 from layers.errors import ZooError
 from tests.zoo import canned_program
 from zoo.compat.estimator.canned import V1, V2, optimizers
 from zoo.compat.estimator.canned.head import binary_or_multi_class_head
 from zoo.compat.estimator.mode_keys import ModeKeys
 
-REFERENCE_PYTHON = pathlib.Path("/work/ref/tf215/bin/python")
+REFERENCE_PYTHON = pathlib.Path(canned_bench.REFERENCE_PYTHON)
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "estimator_canned.md"
 v1 = tf.compat.v1
 fc = tf.feature_column
@@ -37,7 +38,7 @@ def _namespace(names):
 def trained(tmp_path_factory):
     """(reference, ours): each case's record after TF 2.15's 3 steps and 3 more."""
     if not REFERENCE_PYTHON.exists():
-        pytest.skip("the TF 2.15 reference venv /work/ref/tf215 is not installed")
+        pytest.skip(f"no TF 2.15 reference venv at {REFERENCE_PYTHON} (make reference)")
     workdir = tmp_path_factory.mktemp("canned")
     subprocess.run(
         [str(REFERENCE_PYTHON), canned_program.__file__, "reference", str(workdir)],

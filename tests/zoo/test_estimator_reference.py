@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from experiments.bench import canned as canned_bench
 from tests.zoo import estimator_model as m
 from tests.zoo.test_estimator import installed  # noqa: F401  (install() for the module)
 
-REFERENCE_PYTHON = os.environ.get("ZOO_TF215_PYTHON", "/work/ref/tf215/bin/python")
+REFERENCE_PYTHON = canned_bench.REFERENCE_PYTHON
 SCRIPT = pathlib.Path(__file__).with_name("estimator_reference.py")
 
 pytestmark = pytest.mark.slow
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.slow
 def reference(tmp_path_factory):
     """``(model_dir, what TF 2.15 reported)`` of one reference run."""
     if not os.path.exists(REFERENCE_PYTHON):
-        pytest.skip(f"no TF 2.15 reference venv at {REFERENCE_PYTHON}")
+        pytest.skip(f"no TF 2.15 reference venv at {REFERENCE_PYTHON} (make reference)")
     model_dir = tmp_path_factory.mktemp("tf215") / "model"
     out = model_dir.parent / "reference.json"
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
