@@ -1,21 +1,25 @@
 """TF 1.15's ``tf.layers`` normalization module: ``BatchNormalization`` and
 ``batch_normalization`` (and TF's short names ``BatchNorm``, ``batch_norm``).
 
-The arithmetic is TensorFlow's, path by path. Where TF takes its fused kernel
-(rank 4 or 5, one feature axis 1 or last, no ``renorm``, ``virtual_batch_size``
-or ``adjustment``) so does this layer: ``tf.compat.v1.nn.fused_batch_norm``,
-whose training variance is the unbiased one, so the moving variance moves toward
-``count / (count - 1)`` times the biased batch variance. Elsewhere the batch
-moments of ``tf.nn.moments`` (biased) and ``tf.nn.batch_normalization``.
+The moving statistics move as TensorFlow moves them, path by path. Where TF takes
+its fused kernel (``fused`` not False; rank 4 or 5 with one feature axis, 1 or
+last; no ``renorm``, ``virtual_batch_size`` or ``adjustment``; float16, bfloat16 or
+float32) the moving variance moves toward the kernel's unbiased batch variance
+(``count / (count - 1)`` times the biased one), by ``AssignMovingAvg`` with
+``1 - momentum`` taken in float32 and momentum 1 when a bool tensor ``training`` is
+fed False; in TensorFlow 2 execution (eagerly or in a ``tf.function``: inside
+``zoo.share`` or ``ZooLayer``) as the kernel's own exponential average
+(``exponential_avg_factor = 1 - momentum``). Elsewhere toward the biased batch
+variance, by ``AssignMovingAvg`` inside a ``tf.cond`` when ``training`` is a tensor.
+Either way two ops join ``GraphKeys.UPDATE_OPS`` and :attr:`BatchNormalization.updates`,
+named as TF names them (``<scope>/AssignMovingAvg``, ``<scope>/AssignMovingAvg_1``,
+or the ``cond_2`` and ``cond_3`` outputs).
 
-Each moving statistic moves by its own op, in ``GraphKeys.UPDATE_OPS`` and
-:attr:`BatchNormalization.updates`: ``<scope>/AssignMovingAvg`` (moving mean),
-``<scope>/AssignMovingAvg_1`` (moving variance), ``moving -= (moving - batch) *
-(1 - momentum)``; with ``training`` a bool tensor, the non-fused updates are
-``tf.cond`` outputs (fed False, nothing moves) and the fused ones move with
-momentum 1 (nothing either). In TensorFlow 2 execution (eagerly or in a
-``tf.function``, inside ``zoo.share`` or ``ZooLayer``) the fused kernel moves
-them itself (its ``exponential_avg_factor``), as TensorFlow's layer does there.
+The output is ``tf.nn.batch_normalization`` of the batch's moments (biased) or the
+moving ones, in float32 for 16-bit inputs: the fused kernel's output to round-off,
+and the same ops whether ``training`` is a bool or a tensor, so a TF1 graph, its
+``tf.function`` and its Keras port agree bit for bit (a ``tf.cond`` picks only the
+statistics: grappler rewrites the rest alike in each).
 
 Usage::
 
@@ -36,10 +40,8 @@ from layers.normalization import check_training
 from layers.tf1.base import ONES, ZEROS, Layer, function_form
 from layers.variables import at_least_float32
 
-# (rank, feature axes) -> the data format of TensorFlow's fused kernel.
-FUSED_FORMATS = {
-    (4, (1,)): "NCHW", (4, (3,)): "NHWC", (5, (1,)): "NCDHW", (5, (4,)): "NDHWC",
-}  # fmt: skip
+# (rank, feature axes) where TensorFlow's fused kernel runs: NCHW, NHWC, NCDHW, NDHWC.
+FUSED = {(4, (1,)), (4, (3,)), (5, (1,)), (5, (4,))}
 CLIPPING_KEYS = ("rmax", "rmin", "dmax")
 
 
@@ -122,11 +124,10 @@ class BatchNormalization(Layer):
             "normalize over the features, not the batch",
         )
         fusable = not (self.renorm or self.virtual_batch_size or self.adjustment)
-        self._data_format = FUSED_FORMATS.get((rank, tuple(self._axes)))
         self.fused = bool(
             self.fused
             and fusable
-            and self._data_format
+            and (rank, tuple(self._axes)) in FUSED
             and self.dtype in (tf.float16, tf.bfloat16, tf.float32)
         )
         unknown = [a for a in self._axes if input_shape[a] is None]
@@ -196,9 +197,8 @@ class BatchNormalization(Layer):
         return self._normalize(inputs, training)
 
     def _normalize(self, inputs, training):
-        """The output and the updates (kept in :attr:`updates`) of either path."""
-        normalize = self._fused if self.fused else self._moments_path
-        outputs, updates = normalize(inputs, training)
+        """The output; the updates join :attr:`updates` and ``UPDATE_OPS``."""
+        outputs, updates = self._batch_norm(inputs, training)
         if not tf.executing_eagerly():  # eagerly they have run
             updates = [getattr(update, "op", update) for update in updates]
             for update in updates:
@@ -206,51 +206,36 @@ class BatchNormalization(Layer):
             self._updates += updates
         return outputs
 
-    def _fused(self, inputs, training):
-        """TensorFlow's fused kernel: ``(outputs, [mean update, variance update])``."""
-        in_tf2 = tf.compat.v1.executing_eagerly_outside_functions()
-        # As in TensorFlow: in TF2 execution the kernel moves the statistics itself.
-        factor = 1.0 - self.momentum if in_tf2 else 1.0
-        gamma, beta = (
-            at_least_float32(v) if v is not None else tf.constant(fill, tf.float32, shape)
-            for v, fill, shape in (
-                (self.gamma, 1.0, self.moving_mean.shape),
-                (self.beta, 0.0, self.moving_mean.shape),
-            )
-        )
-
-        def fused(is_training):
-            variance = self.moving_variance
-            if is_training:
-                variance = self._bessel(inputs, variance, remove=False)
-            return tf.compat.v1.nn.fused_batch_norm(
-                inputs,
-                gamma,
-                beta,
-                self.moving_mean,
-                variance,
-                self.epsilon,
-                self._data_format,
-                is_training,
-                exponential_avg_factor=factor if is_training else 1.0,
-            )
-
-        outputs, mean, variance = _smart_cond(
-            training, lambda: fused(True), lambda: fused(False)
-        )
-        variance = self._bessel(inputs, variance, remove=True)
-        if _static(training) is False:
-            return outputs, []
-        if in_tf2:
-            return outputs, [
-                _assign(self.moving_mean, mean, "AssignNewValue"),
-                _assign(self.moving_variance, variance, "AssignNewValue"),
+    def _fused_updates(self, inputs, mean, variance, training):
+        """The moving statistics moved as TF's fused kernel moves them, toward the
+        batch mean and the unbiased batch variance (the kernel's: ``count / (count -
+        1)`` times the biased ``variance``): two ``AssignMovingAvg`` ops, momentum 1
+        when ``training`` is fed False; in TF2 execution the kernel's own exponential
+        average (its ``exponential_avg_factor``), assigned."""
+        count = tf.cast(tf.size(inputs) / tf.size(variance), variance.dtype)
+        unbiased = variance * (count / (count - 1.0))
+        moving = self.moving_mean, self.moving_variance
+        if not tf.compat.v1.executing_eagerly_outside_functions():
+            momentum = _smart_cond(training, lambda: self.momentum, lambda: 1.0)
+            momentum = tf.convert_to_tensor(momentum)  # float32, as TensorFlow's
+            targets = mean, self._bessel(inputs, unbiased, remove=True)
+            return [
+                _moving_average(v, t, momentum)
+                for v, t in zip(moving, targets, strict=True)
             ]
-        momentum = _smart_cond(training, lambda: self.momentum, lambda: 1.0)
-        momentum = tf.convert_to_tensor(momentum)  # float32, as TensorFlow's
-        return outputs, [
-            _moving_average(self.moving_mean, mean, momentum),
-            _moving_average(self.moving_variance, variance, momentum),
+        factor = tf.constant(1.0 - self.momentum)
+
+        def averaged():
+            kept = 1.0 - factor, self._bessel(inputs, moving[1], remove=False)
+            return (
+                kept[0] * moving[0] + factor * mean,
+                kept[0] * kept[1] + factor * unbiased,
+            )
+
+        moved = _smart_cond(training, averaged, lambda: tuple(map(tf.identity, moving)))
+        targets = moved[0], self._bessel(inputs, moved[1], remove=True)
+        return [
+            _assign(v, t, "AssignNewValue") for v, t in zip(moving, targets, strict=True)
         ]
 
     def _bessel(self, inputs, variance, remove):
@@ -261,9 +246,9 @@ class BatchNormalization(Layer):
         one = tf.cast(1.0, variance.dtype)
         return variance * ((count - one) / count if remove else count / (count - one))
 
-    def _moments_path(self, inputs, training):
-        """``tf.nn.moments`` and ``tf.nn.batch_normalization`` in float32 (or wider):
-        ``(outputs, updates)``, with renorm, ghost batches and the adjustment."""
+    def _batch_norm(self, inputs, training):
+        """``tf.nn.moments`` and ``tf.nn.batch_normalization`` in float32 (or wider),
+        with renorm, ghost batches and the adjustment: ``(outputs, updates)``."""
         dtype, inputs = inputs.dtype, at_least_float32(inputs)
         rank = inputs.shape.rank
         reduction = [i for i in range(rank) if i not in self._axes]
@@ -318,10 +303,14 @@ class BatchNormalization(Layer):
                 r = broadcast(tf.stop_gradient(r, name="renorm_r"))
                 d = broadcast(tf.stop_gradient(d, name="renorm_d"))
                 scale, offset = _then(r, d, scale, offset)
-            updates = [
-                self._mean_update(new_mean, training),
-                self._variance_update(new_variance, training),
-            ]
+            updates = (
+                self._fused_updates(inputs, mean, variance, training)
+                if self.fused
+                else [
+                    self._mean_update(new_mean, training),
+                    self._variance_update(new_variance, training),
+                ]
+            )
         mean, variance = (tf.cast(v, inputs.dtype) for v in (mean, variance))
         outputs = tf.nn.batch_normalization(
             inputs, broadcast(mean), broadcast(variance), offset, scale, self.epsilon
