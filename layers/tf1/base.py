@@ -2,8 +2,11 @@
 layer object with a name, a variable scope and variables made on the first call,
 and what the layer modules share: argument forms, the function form of a class."""
 
+import collections
+import functools
 import inspect
 import re
+import weakref
 
 import tensorflow as tf
 
@@ -14,14 +17,18 @@ from layers.variables import (
     full_name,
     in_dtype_of,
     require_graph,
+    sharing_store_active,
+    stored_variable,
     translate_error,
 )
 
 ZEROS = tf.compat.v1.zeros_initializer()
 ONES = tf.compat.v1.ones_initializer()
 UNSUPPORTED = "use tf_keras (TF_USE_LEGACY_KERAS=1) for this option, or leave it out"
+REGULARIZATION_LOSSES = tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES
 
-
+# How many unnamed layers of each class each graph has named (TF's layer names).
+_NAMES_TAKEN = weakref.WeakKeyDictionary()
 
 def snake_case(class_name):
     """``"Conv2DTranspose"`` -> ``"conv2d_transpose"``: TF's default layer names."""
@@ -29,18 +36,34 @@ def snake_case(class_name):
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
 
 
+def unique_layer_name(base_name):
+    """``base_name`` numbered from 1 in the default graph (``dense_1``, ``dense_2``):
+    the name TF 1.15 gives a layer object made without one."""
+    taken = _NAMES_TAKEN.setdefault(tf.compat.v1.get_default_graph(), collections.Counter())
+    taken[base_name] += 1
+    return f"{base_name}_{taken[base_name]}"
+
+
 class Layer:
     """TF 1.15's ``tf.layers.Layer``: a name, a variable scope, variables made on the
-    first call and shared on every later one.
+    first call and owned by the object, so every later call uses them again.
+
+    In a graph (and inside a sharing template) the variables come from
+    ``tf.compat.v1.get_variable`` in the layer's scope; eagerly, the object makes
+    them once and holds them, as TF 1.15's layer objects did. The function forms
+    (``dense(x, 10)``) make a new object per call, so they refuse plain eager
+    execution (see :func:`function_form`).
 
     Args:
         trainable: whether the variables join ``TRAINABLE_VARIABLES``.
-        name: the layer's name; its scope is this name made unique in the
-            enclosing variable scope (``fc``, ``fc_1``); None: the class's name
-            in snake case (``dense``).
+        name: the layer's name, and the variable scope made unique in the
+            enclosing one (``fc``, ``fc_1``); None: :attr:`name` is the class's
+            name in snake case numbered in the graph (``dense_1``) and the scope
+            that name unnumbered, made unique (``dense``).
         dtype: the variables' dtype; None takes the input's.
         activity_regularizer: None, or a function ``outputs -> scalar``; its
-            value divided by the batch size joins ``REGULARIZATION_LOSSES``.
+            value divided by the batch size joins :attr:`losses` (and, in a
+            graph, ``REGULARIZATION_LOSSES``).
         **kwargs: only what the function forms pass: ``_scope`` (this exact
             scope) and ``_reuse``.
 
@@ -49,25 +72,32 @@ class Layer:
     """
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
-        self._base_name = name or snake_case(type(self).__name__)
         scope, self._reuse = kwargs.pop("_scope", None), kwargs.pop("_reuse", None)
         self.activity_regularizer = kwargs.pop("activity_regularizer", None)
+        default = snake_case(type(self).__name__)
+        if isinstance(name, tf.compat.v1.VariableScope):
+            self._base_name, self._name = name.name, unique_layer_name(default)
+        else:
+            self._base_name = name or default
+            self._name = name or unique_layer_name(default)
         require(
             self._base_name,
             f"expected TF 1.15's arguments, found {sorted(kwargs)}" if kwargs else None,
             f"see the signature of layers.tf1.{type(self).__name__}",
         )
         self.trainable, self.built, self.dtype = trainable, False, dtype
+        self.input_spec = None
         self._scope = None
         if scope:
             with tf.compat.v1.variable_scope(scope) as captured:
                 self._scope = captured
         self._trainable_weights, self._non_trainable_weights, self._updates = [], [], []
+        self._losses, self._loss_functions = [], []
 
     @property
     def name(self):
-        """The layer's name (its scope's last part once it was called)."""
-        return self._scope.name.split("/")[-1] if self._scope else self._base_name
+        """The layer's name: the one given, or ``<class in snake case>_<n>``."""
+        return self._name
 
     @property
     def scope_name(self):
@@ -102,16 +132,33 @@ class Layer:
         """The update ops of every call (batch normalization in training)."""
         return list(self._updates)
 
+    @property
+    def losses(self):
+        """The layer's losses: its weights' regularization (in a graph the tensors
+        of ``REGULARIZATION_LOSSES``; eagerly computed now), then :meth:`add_loss`'s."""
+        return [loss() for loss in self._loss_functions] + list(self._losses)
+
+    def add_loss(self, losses, inputs=None):
+        """Adds a loss tensor, a list of them, or a function ``() -> loss`` (computed
+        at each read of :attr:`losses`); in a graph a tensor also joins
+        ``REGULARIZATION_LOSSES``, as in TF 1.15. ``inputs`` is not used."""
+        del inputs  # TF 1.15 ties a loss to its inputs for Keras models only
+        for loss in losses if isinstance(losses, (list, tuple)) else [losses]:
+            if callable(loss):
+                self._loss_functions.append(loss)
+                continue
+            self._losses.append(loss)
+            if not tf.executing_eagerly():
+                tf.compat.v1.add_to_collection(REGULARIZATION_LOSSES, loss)
+
     def __call__(self, inputs, *args, **kwargs):
         """Builds the variables on the first call, then applies the layer.
 
         Raises:
-            EagerError: in plain eager execution, outside a sharing template.
-            ScopeError: the variables exist and reuse is off, or reuse is on and
-                they do not exist (TensorFlow's own words are in the message).
+            ScopeError: in a graph, the variables exist and reuse is off, or
+                reuse is on and they do not exist (TensorFlow's own words are in
+                the message).
         """
-        if self.has_variables():  # refused before its default name is taken
-            require_graph(self._scope.name if self._scope else self._base_name)
         if self._scope is None:
             opened = (
                 tf.compat.v1.variable_scope(self._base_name)
@@ -132,10 +179,7 @@ class Layer:
             outputs = self.call(self._cast_inputs(inputs), *args, **kwargs)
             if self.activity_regularizer is not None:  # a float32 loss under a policy
                 loss = self.activity_regularizer(at_least_float32(outputs))
-                batch = tf.cast(tf.shape(outputs)[0], loss.dtype)
-                tf.compat.v1.add_to_collection(
-                    tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, loss / batch
-                )
+                self.add_loss(loss / tf.cast(tf.shape(outputs)[0], loss.dtype))
         return outputs
 
     apply = __call__
@@ -147,6 +191,24 @@ class Layer:
 
     def build(self, input_shape):
         """Makes the layer's variables (none here)."""
+
+    def compute_output_shape(self, input_shape):
+        """The output's static shape for an input of ``input_shape``.
+
+        Args:
+            input_shape: a ``tf.TensorShape``, or a list or tuple of sizes.
+
+        Returns:
+            A ``tf.TensorShape``.
+
+        Raises:
+            ShapeError: the layer cannot take an input of that shape.
+        """
+        return self._output_shape(tf.TensorShape(input_shape))
+
+    def _output_shape(self, input_shape):
+        """:meth:`compute_output_shape` of a ``tf.TensorShape``: here the same."""
+        return input_shape
 
     def _cast_inputs(self, inputs):
         """The inputs as :meth:`call` takes them: here as they are."""
@@ -162,7 +224,8 @@ class Layer:
             dtype: None for the layer's.
             initializer: None for the scope's (TF's default: Glorot uniform).
             regularizer: None, or ``variable -> scalar``; in a graph its loss joins
-                ``REGULARIZATION_LOSSES`` once, when the variable is created.
+                ``REGULARIZATION_LOSSES`` once, when the variable is created; it
+                joins :attr:`losses` in any case.
             trainable: False for statistics that are not trained.
             constraint: None, or a projection applied after optimizer updates.
 
@@ -170,16 +233,24 @@ class Layer:
             The variable.
         """
         owner = self._scope.name
-        require_graph(owner)  # a subclass may make variables outside ``build``
         trainable = trainable and self.trainable
+        stored = sharing_store_active()  # else made once here, owned by this object
+        collected = tf.compat.v1.get_collection_ref(REGULARIZATION_LOSSES)
+        before = len(collected)
         try:
             variable = tf.compat.v1.get_variable(
                 name, shape, dtype or self.dtype, initializer=initializer,
-                regularizer=regularizer,
+                regularizer=regularizer if stored else None,
                 trainable=trainable, constraint=constraint,
             )  # fmt: skip
         except ValueError as err:
             raise with_tensorflow_words(owner, name, shape, err) from None
+        if stored:
+            self._losses += collected[before:]
+        elif regularizer is not None:
+            self._loss_functions.append(
+                functools.partial(regularizer, stored_variable(variable))
+            )
         (self._trainable_weights if trainable else self._non_trainable_weights).append(
             variable
         )
@@ -194,8 +265,9 @@ class Layer:
             ShapeError: another rank, or that dimension is unknown.
         """
         if input_shape.rank != rank or input_shape[axis] is None:
+            owner = self._scope.name if self._scope else self._base_name
             raise ShapeError(
-                f"{self._scope.name}: expected an input of rank {rank} with a known "
+                f"{owner}: expected an input of rank {rank} with a known "
                 f"{what} dimension, found shape {input_shape}; reshape the input, or "
                 "give it a static shape (a placeholder of that shape)"
             )
@@ -303,6 +375,9 @@ def function_form(cls, training=False, last=()):
         A function that builds ``cls(..., name=name, _scope=name, _reuse=reuse)``
         (exactly the scope ``name``, or the class's unique default name) and
         applies it to ``inputs``; ``reuse`` is taken by layers with variables.
+        Such a function raises :class:`layers.errors.EagerError` in plain eager
+        execution (outside a sharing template), where TF 1.15 made new
+        variables on every call.
     """
     keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
     arguments = [
@@ -326,6 +401,9 @@ def function_form(cls, training=False, last=()):
         inputs = values.pop("inputs")
         call = {"training": values.pop("training")} if training else {}
         reuse_scope = values.pop("reuse", None)
+        if reuse:  # a new object per call would make new variables silently
+            require_graph(full_name(getattr(values["name"], "name", values["name"])
+                                    or snake_case(cls.__name__)))  # fmt: skip
         layer = cls(**values, _scope=values["name"], _reuse=reuse_scope)
         return layer(inputs, **call)
 
