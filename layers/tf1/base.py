@@ -6,12 +6,14 @@ import collections
 import functools
 import inspect
 import re
+import types
 import weakref
 
 import tensorflow as tf
 
 from layers.checks import choice_problem, int_problem, require
 from layers.errors import ShapeError, ZooError
+from layers.normalization import check_training as check_scalar_training
 from layers.variables import (
     at_least_float32,
     full_name,
@@ -42,6 +44,51 @@ def unique_layer_name(base_name):
     taken = _NAMES_TAKEN.setdefault(tf.compat.v1.get_default_graph(), collections.Counter())
     taken[base_name] += 1
     return f"{base_name}_{taken[base_name]}"
+
+
+class InputSpec:
+    """TF 1.15's ``tf.layers.InputSpec``: the inputs a layer takes, checked by
+    :class:`Layer` at each call when a layer sets ``self.input_spec``.
+
+    Args:
+        dtype: the inputs' dtype, or None for any.
+        shape: a full shape (None entries for any size), or None.
+        ndim, max_ndim, min_ndim: the rank, or its bounds.
+        axes: ``{axis: size}`` for the sizes that must be known and equal.
+        allow_last_axis_squeeze, name, optional: kept as given (Keras reads them).
+    """
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None,
+                 axes=None, allow_last_axis_squeeze=False, name=None,
+                 optional=False):  # fmt: skip
+        self.dtype = None if dtype is None else tf.as_dtype(dtype).name
+        self.shape = None if shape is None else tf.TensorShape(shape)
+        self.ndim = ndim if shape is None else len(shape)
+        self.max_ndim, self.min_ndim, self.axes = max_ndim, min_ndim, dict(axes or {})
+        self.allow_last_axis_squeeze, self.name = allow_last_axis_squeeze, name
+        self.optional = optional
+
+    def __repr__(self):
+        parts = [f"{key}={value!r}" for key, value in vars(self).items() if value]
+        return f"InputSpec({', '.join(parts)})"
+
+    def problem(self, inputs):
+        """What is wrong with the tensor ``inputs`` for this spec, or None."""
+        shape, rank = inputs.shape, inputs.shape.rank
+        if self.dtype and inputs.dtype.base_dtype.name != self.dtype:
+            return f"expected {self.dtype} inputs, found {inputs.dtype.name}"
+        if rank is None:
+            return None
+        low = self.min_ndim if self.ndim is None else self.ndim
+        high = self.max_ndim if self.ndim is None else self.ndim
+        sizes = {**({} if self.shape is None else dict(enumerate(self.shape))), **self.axes}
+        wrong = [
+            axis for axis, size in sizes.items()
+            if size is not None and -rank <= axis < rank and shape[axis] != size
+        ]  # fmt: skip
+        if (low or 0) <= rank <= (rank if high is None else high) and not wrong:
+            return None
+        return f"expected inputs as {self!r}, found shape {shape}"
 
 
 class Layer:
@@ -172,6 +219,9 @@ class Layer:
             self._scope, reuse=reuse, auxiliary_name_scope=False
         ), tf.compat.v1.name_scope(self._scope.original_name_scope or None):
             inputs = tf.convert_to_tensor(inputs)
+            if self.input_spec is not None:
+                problem = self.input_spec.problem(inputs)
+                require(self._scope.name, problem, "give an input of that form", ShapeError)
             if not self.built:
                 self.dtype = tf.as_dtype(self.dtype or inputs.dtype.base_dtype)
                 self.build(inputs.shape)
@@ -293,7 +343,10 @@ def settings(initializer=None, regularizer=None, constraint=None):
 
 
 def sizes(owner, value, rank, what):
-    """``value`` (an int or ``rank`` ints, each >= 1) as a tuple of ``rank`` ints."""
+    """``value`` (an int, or ``rank`` ints in a list, tuple or ``tf.TensorShape``;
+    each >= 1) as a tuple of ``rank`` ints."""
+    if isinstance(value, tf.TensorShape) and value.rank is not None:
+        value = tuple(value.as_list())
     values = tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
     problems = [int_problem(item, name=what) for item in values]
     if len(values) != rank:
@@ -318,6 +371,23 @@ def is_channels_first(owner, data_format):
     return data_format == "channels_first"
 
 
+def check_training(owner, training):
+    """Raises ZooError unless ``training`` is a bool or a bool tensor of rank 0 or of
+    unknown rank (``tf.compat.v1.placeholder(tf.bool)``, fed a scalar)."""
+    if not (tf.is_tensor(training) and training.dtype == tf.bool
+            and training.shape.rank is None):  # fmt: skip
+        check_scalar_training(owner, training)
+
+
+def spatial_size(size, kernel, stride, padding, dilation=1):
+    """The output size along one spatial axis of a convolution or pooling window
+    (``padding`` ``"VALID"`` or ``"SAME"``); None for an unknown ``size``."""
+    if size is None:
+        return None
+    reach = (kernel - 1) * dilation + 1
+    return -(-(size if padding == "SAME" else size - reach + 1) // stride)
+
+
 def nn_format(rank, channels_first):
     """``tf.nn``'s data format for ``rank`` spatial dimensions: ``"NHWC"``, ``"NCW"`` ..."""
     spatial = "DHW"[-rank:]
@@ -331,11 +401,18 @@ class Projection(Layer):
     of ``call``.
     """
 
-    def _project(self, activation, use_bias, kernel, bias):
-        """Keeps the activation and each (initializer, regularizer, constraint)."""
+    def _project(self, activation, use_bias, **variables):
+        """Keeps the activation and, for each ``variable=(initializer, regularizer,
+        constraint)``, the attributes ``<variable>_initializer`` ... as TF's layers."""
         self.activation, self.use_bias = activation, use_bias
-        self._kernel_settings, self._bias_settings = settings(*kernel), settings(*bias)
+        for variable, values in variables.items():
+            for part, value in settings(*values).items():
+                setattr(self, f"{variable}_{part}", value)
         self.kernel = self.bias = None
+
+    def _settings_of(self, variable):
+        """``add_weight``'s arguments for ``variable`` from the layer's attributes."""
+        return {part: getattr(self, f"{variable}_{part}") for part in settings()}
 
     def _cast_inputs(self, inputs):
         """The inputs in the dtype the weights are read in: a precision policy's
@@ -344,7 +421,7 @@ class Projection(Layer):
 
     def _make_bias(self, width):
         if self.use_bias:
-            self.bias = self.add_weight("bias", [width], **self._bias_settings)
+            self.bias = self.add_weight("bias", [width], **self._settings_of("bias"))
 
     def _finish(self, outputs, data_format=None):
         """Adds the bias (on the channels of ``data_format``), applies the activation."""
@@ -355,14 +432,35 @@ class Projection(Layer):
 
 def variant(base, name, rank, **attributes):
     """The subclass ``name`` of ``base`` for ``rank`` spatial dimensions, TF's name
-    written into its docstring in place of ``base.family``."""
+    written into its docstring in place of ``base.family``; each argument named in
+    ``base.ranked_defaults`` defaults to TF 1.15's form for that rank: ``1`` in one
+    dimension, ``(1, 1)`` in two, ``(1, 1, 1)`` in three."""
     namespace = {"__doc__": base.__doc__.replace(base.family, name),
                  "__module__": base.__module__, "__qualname__": name, "rank": rank,
                  **attributes}  # fmt: skip
+    ranked = getattr(base, "ranked_defaults", ())
+    if ranked:
+        ones = (1,) * rank if rank > 1 else 1
+        namespace["__init__"] = with_defaults(base.__init__, dict.fromkeys(ranked, ones))
     return type(name, (base,), namespace)
 
 
-def function_form(cls, training=False, last=()):
+def with_defaults(function, defaults):
+    """A copy of ``function`` whose keyword defaults ``defaults`` (name -> value)
+    replace its own; the same code, so a zero-argument ``super()`` still works."""
+    code = function.__code__
+    names = code.co_varnames[: code.co_argcount]
+    first = len(names) - len(function.__defaults__)
+    own = zip(names[first:], function.__defaults__, strict=True)
+    values = [defaults.get(name, value) for name, value in own]
+    copy = types.FunctionType(code, function.__globals__, function.__name__,
+                              tuple(values), function.__closure__)  # fmt: skip
+    copy.__kwdefaults__, copy.__doc__ = function.__kwdefaults__, function.__doc__
+    copy.__qualname__ = function.__qualname__
+    return copy
+
+
+def function_form(cls, training=False, last=(), defaults=None):
     """TF 1.15's function form of ``cls``: ``f(inputs, <cls's arguments>, name=None)``.
 
     Args:
@@ -370,6 +468,8 @@ def function_form(cls, training=False, last=()):
         training: whether the function takes ``training`` (placed before
             ``trainable``, or before ``name``) and hands it to the call.
         last: arguments TF 1.15 lists after ``name`` and ``reuse``.
+        defaults: ``{argument: default}`` where TF 1.15's function differs
+            from its class.
 
     Returns:
         A function that builds ``cls(..., name=name, _scope=name, _reuse=reuse)``
@@ -391,6 +491,10 @@ def function_form(cls, training=False, last=()):
         arguments.insert(at, inspect.Parameter("training", keyword, default=False))
     if reuse:
         arguments.append(inspect.Parameter("reuse", keyword, default=None))
+    arguments = [
+        p.replace(default=defaults[p.name]) if p.name in (defaults or {}) else p
+        for p in arguments
+    ]  # fmt: skip
     arguments.sort(key=lambda p: p.name in last)
     signature = inspect.Signature([inspect.Parameter("inputs", keyword), *arguments])
 
@@ -401,10 +505,9 @@ def function_form(cls, training=False, last=()):
         inputs = values.pop("inputs")
         call = {"training": values.pop("training")} if training else {}
         reuse_scope = values.pop("reuse", None)
-        if reuse:  # a new object per call would make new variables silently
-            require_graph(full_name(getattr(values["name"], "name", values["name"])
-                                    or snake_case(cls.__name__)))  # fmt: skip
         layer = cls(**values, _scope=values["name"], _reuse=reuse_scope)
+        if reuse:  # a new object per call would make new variables silently
+            require_graph(full_name(layer._base_name))
         return layer(inputs, **call)
 
     layer_function.__signature__ = signature
