@@ -314,14 +314,15 @@ class Layer:
         Raises:
             ShapeError: another rank, or that dimension is unknown.
         """
-        if input_shape.rank != rank or input_shape[axis] is None:
+        size = tf.compat.dimension_value(input_shape[axis]) if input_shape.rank else None
+        if input_shape.rank != rank or size is None:
             owner = self._scope.name if self._scope else self._base_name
             raise ShapeError(
                 f"{owner}: expected an input of rank {rank} with a known "
                 f"{what} dimension, found shape {input_shape}; reshape the input, or "
                 "give it a static shape (a placeholder of that shape)"
             )
-        return int(input_shape[axis])
+        return size
 
 
 def with_tensorflow_words(owner, name, shape, err):

@@ -73,7 +73,8 @@ class Convolution(Projection):
     def _channels(self, input_shape):
         """The input's channels. Raises ShapeError: another rank, or unknown."""
         rank, axis = self.rank + 2, 1 if self.channels_first else -1
-        if input_shape.rank != rank or input_shape[axis] is None:
+        size = tf.compat.dimension_value(input_shape[axis]) if input_shape.rank else None
+        if input_shape.rank != rank or size is None:
             owner = self._scope.name if self._scope else self._base_name
             raise ShapeError(
                 f"{owner}: expected an input of rank {rank} with known channels. The "
@@ -81,7 +82,7 @@ class Convolution(Projection):
                 f"received is {input_shape}; reshape the input, or give it a static "
                 "shape (a placeholder of that shape)"
             )
-        return int(input_shape[axis])
+        return size
 
     def _kernel_shape(self, channels):
         return [*self.kernel_size, channels, self.filters]

@@ -113,9 +113,9 @@ class Flatten(Layer):
     def _output_shape(self, input_shape):
         if input_shape.rank is None:
             return tf.TensorShape([None, None])
-        rest = input_shape[1:]
-        width = math.prod(rest) if rest.is_fully_defined() else None
-        return tf.TensorShape([input_shape[0] if input_shape.rank else 1, width])
+        sizes = input_shape.as_list()
+        width = None if None in sizes[1:] else math.prod(sizes[1:])
+        return tf.TensorShape([sizes[0] if sizes else 1, width])
 
     def call(self, inputs):
         rank = inputs.shape.rank
@@ -124,8 +124,9 @@ class Flatten(Layer):
         if self.channels_first and rank > 2:
             inputs = tf.transpose(inputs, [0, *range(2, rank), 1])
         shape = self._output_shape(inputs.shape)
-        if shape[1] is not None:
-            return tf.reshape(inputs, [-1, shape[1]])
+        width = tf.compat.dimension_value(shape[1])
+        if width is not None:  # int64: a width over int32 too
+            return tf.reshape(inputs, tf.constant([-1, width], tf.int64))
         batch = tf.shape(inputs, out_type=tf.int64)[0]  # a batch over int32 too
         outputs = tf.reshape(inputs, tf.stack([batch, tf.constant(-1, tf.int64)]))
         outputs.set_shape(shape)
