@@ -198,6 +198,14 @@ class Layer:
             if not tf.executing_eagerly():
                 tf.compat.v1.add_to_collection(REGULARIZATION_LOSSES, loss)
 
+    def get_config(self):
+        """The layer's constructor arguments as it holds them (Keras' ``get_config``):
+        ``name``, ``trainable``, ``dtype`` and each argument kept under its own name."""
+        arguments = inspect.signature(type(self).__init__).parameters
+        held = {key: getattr(self, key) for key in arguments if key in vars(self)}
+        dtype = self.dtype if self.dtype is None else tf.as_dtype(self.dtype).name
+        return {**held, "name": self.name, "trainable": self.trainable, "dtype": dtype}
+
     def __call__(self, inputs, *args, **kwargs):
         """Builds the variables on the first call, then applies the layer.
 

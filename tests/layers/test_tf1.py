@@ -349,3 +349,15 @@ def test_tensorflows_tests_run_with_only_their_imports_rewritten(tmp_path):
         "from layers.tf1 import core as core_layers\n"
         f"from tf_keras.src.testing_infra import test_combinations\n{body}"
     )
+
+
+def test_get_config_gives_the_constructor_arguments(graph):
+    conv = tf1.Conv2D(4, 3, strides=2, padding="same", name="c", trainable=False)
+    conv(v1.placeholder(tf.float16, [None, 8, 8, 2]))
+    config = conv.get_config()
+    given = {key: config[key] for key in ("filters", "kernel_size", "strides", "padding")}
+    assert given == {"filters": 4, "kernel_size": (3, 3), "strides": (2, 2),
+                     "padding": "same"}  # fmt: skip
+    assert (config["name"], config["trainable"], config["dtype"]) == ("c", False, "float16")
+    arguments = {p.split("=")[0] for p in tf1_programs.parameters(tf1.Conv2D)}
+    assert "activation" in config and set(config) <= arguments | {"dtype"}
