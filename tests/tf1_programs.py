@@ -72,9 +72,7 @@ def convolutions(L):
         "transposed3d": L.conv3d_transpose(z, 3, (2, 3, 2), strides=(1, 2, 2)),
         "transposed3d_same": L.conv3d_transpose(z, 2, 3, strides=2, padding="same"),
         "separable1d": L.separable_conv1d(w, 4, 3, depth_multiplier=2, dilation_rate=2),
-        "separable1d_first": L.separable_conv1d(
-            tf.transpose(w, [0, 2, 1]), 3, 2, strides=2, data_format="channels_first"
-        ),
+        "separable1d_strided": L.separable_conv1d(w, 3, 2, strides=2, padding="same"),
     }
     return {w: fw, x: fx, z: fz}, outputs
 

@@ -231,9 +231,11 @@ class Separable(Convolution):
         self._make_bias(self.filters)
 
     def call(self, inputs):
-        """In one dimension, a height of 1 is added for ``tf.nn.separable_conv2d``."""
+        """In one dimension, a height of 1 is added for ``tf.nn.separable_conv2d``; the
+        stride and dilation along it change nothing (a kernel of height 1), so they
+        equal the width's: the CPU's float16 kernel takes equal strides only."""
         flat = self.rank == 1
-        strides, dilations = (1,) * flat + self.strides, (1,) * flat + self.dilation_rate
+        strides, dilations = self.strides * (1 + flat), self.dilation_rate * (1 + flat)
         depthwise, pointwise = self.depthwise_kernel, self.pointwise_kernel
         height = self._spatial_axes[0]
         if flat:

@@ -361,3 +361,22 @@ def test_get_config_gives_the_constructor_arguments(graph):
     assert (config["name"], config["trainable"], config["dtype"]) == ("c", False, "float16")
     arguments = {p.split("=")[0] for p in tf1_programs.parameters(tf1.Conv2D)}
     assert "activation" in config and set(config) <= arguments | {"dtype"}
+
+
+@pytest.mark.parametrize("layer", [tf1.SeparableConv1D, tf1.Conv3DTranspose])
+def test_channels_first_computes_what_channels_last_does(graph, layer):
+    """The channels-last layers equal TF's (tests/tf1_programs.py); the other format
+    equals them on the same weights (TF's CPU kernels take float32 in it, not float16)."""
+    rank = 1 if layer is tf1.SeparableConv1D else 3
+    shape = [2, *[5, 6, 4][:rank], 3]
+    last = layer(4, 2, strides=2)
+    first = layer(4, 2, strides=2, data_format="channels_first")
+    x = tf.constant(np.random.default_rng(1).standard_normal(shape), tf.float32)
+    to_first = [0, rank + 1, *range(1, rank + 1)]
+    expected, found = last(x), first(tf.transpose(x, to_first))
+    assignments = [b.assign(a) for a, b in zip(last.weights, first.weights, strict=True)]
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        session.run(assignments)
+        expected, found = session.run([tf.transpose(expected, to_first), found])
+    np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-6)
