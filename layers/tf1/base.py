@@ -32,6 +32,7 @@ REGULARIZATION_LOSSES = tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES
 # How many unnamed layers of each class each graph has named (TF's layer names).
 _NAMES_TAKEN = weakref.WeakKeyDictionary()
 
+
 def snake_case(class_name):
     """``"Conv2DTranspose"`` -> ``"conv2d_transpose"``: TF's default layer names."""
     words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", class_name)
@@ -139,7 +140,8 @@ class Layer:
             with tf.compat.v1.variable_scope(scope) as captured:
                 self._scope = captured
         self._trainable_weights, self._non_trainable_weights, self._updates = [], [], []
-        self._losses, self._loss_functions = [], []
+        # weight regularization: tensors, or functions evaluated at each read; added
+        self._weight_losses, self._loss_functions, self._losses = [], [], []
 
     @property
     def name(self):
@@ -182,8 +184,10 @@ class Layer:
     @property
     def losses(self):
         """The layer's losses: its weights' regularization (in a graph the tensors
-        of ``REGULARIZATION_LOSSES``; eagerly computed now), then :meth:`add_loss`'s."""
-        return [loss() for loss in self._loss_functions] + list(self._losses)
+        of ``REGULARIZATION_LOSSES``; eagerly computed now), then :meth:`add_loss`'s
+        and the activity regularizer's (eagerly, those of the last call only)."""
+        computed = [loss() for loss in self._loss_functions]
+        return computed + self._weight_losses + self._losses
 
     def add_loss(self, losses, inputs=None):
         """Adds a loss tensor, a list of them, or a function ``() -> loss`` (computed
@@ -227,6 +231,8 @@ class Layer:
             self._scope, reuse=reuse, auxiliary_name_scope=False
         ), tf.compat.v1.name_scope(self._scope.original_name_scope or None):
             inputs = tf.convert_to_tensor(inputs)
+            if tf.executing_eagerly():  # a call's losses are values: keep the last's
+                self._losses = []
             if self.input_spec is not None:
                 problem = self.input_spec.problem(inputs)
                 require(self._scope.name, problem, "give an input of that form", ShapeError)
@@ -304,7 +310,7 @@ class Layer:
         except ValueError as err:
             raise with_tensorflow_words(owner, name, shape, err) from None
         if stored:
-            self._losses += collected[before:]
+            self._weight_losses += collected[before:]
         elif regularizer is not None:
             self._loss_functions.append(
                 functools.partial(regularizer, stored_variable(variable))

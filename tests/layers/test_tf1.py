@@ -380,3 +380,12 @@ def test_channels_first_computes_what_channels_last_does(graph, layer):
         session.run(assignments)
         expected, found = session.run([tf.transpose(expected, to_first), found])
     np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_eagerly_the_activity_loss_is_the_last_calls():
+    layer = tf1.Dense(2, kernel_initializer=v1.ones_initializer(),
+                      activity_regularizer=tf.reduce_sum)  # fmt: skip
+    for scale in (1.0, 2.0, 3.0):
+        layer(tf.fill([4, 3], scale))
+    (loss,) = layer.losses
+    assert loss.numpy() == pytest.approx(4 * 2 * 9.0 / 4)  # sum of 9s over a batch of 4
