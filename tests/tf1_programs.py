@@ -69,6 +69,10 @@ def convolutions(L):
         "transposed_same": L.conv2d_transpose(x, 2, (2, 3), strides=(2, 1), padding="SAME"),
         "separable": L.separable_conv2d(x, 6, 3, padding="same", depth_multiplier=2),
         "separable_strided": L.separable_conv2d(x, 3, 2, strides=2, use_bias=False),
+        "transposed3d": L.conv3d_transpose(z, 3, (2, 3, 2), strides=(1, 2, 2)),
+        "transposed3d_same": L.conv3d_transpose(z, 2, 3, strides=2, padding="same"),
+        "separable1d": L.separable_conv1d(w, 4, 3, depth_multiplier=2, dilation_rate=2),
+        "separable1d_strided": L.separable_conv1d(w, 3, 2, strides=2, padding="same"),
     }
     return {w: fw, x: fx, z: fz}, outputs
 
@@ -76,15 +80,18 @@ def convolutions(L):
 def pooling(L):
     w, fw = inputs([2, 9, 3], 6)
     x, fx = inputs([2, 9, 8, 3], 7)
+    z, fz = inputs([1, 5, 6, 4, 2], 12)
     outputs = {
         "max1d": L.max_pooling1d(w, 2, 2),
         "average1d": L.average_pooling1d(w, 3, 2, padding="same"),
         "max2d": L.max_pooling2d(x, 3, 2, padding="same"),
         "average2d": L.average_pooling2d(x, (2, 3), (1, 2)),
+        "max3d": L.max_pooling3d(z, 2, (1, 2, 2), padding="same"),
+        "average3d": L.average_pooling3d(z, (2, 1, 3), 1),
         "flatten": L.flatten(x),
         "dropout": L.dropout(x, 0.3, training=False),
     }
-    return {w: fw, x: fx}, outputs
+    return {w: fw, x: fx, z: fz}, outputs
 
 
 def batch_norm(L):
@@ -262,14 +269,22 @@ def unflat(arrays, prefix):
 
 
 def parameters(layer):
-    """The parameter names of a layer function, or of a layer class's constructor
-    (``self`` and ``**kwargs`` left out)."""
+    """The parameters of a layer function, or of a layer class's constructor (``self``
+    and ``**kwargs`` left out), each ``name`` or ``name=<default>``: the default's
+    repr, or its class's name for an object such as an initializer."""
     function = layer.__init__ if inspect.isclass(layer) else layer
-    names = [
-        p.name for p in inspect.signature(function).parameters.values()
+    found = [
+        p.name if p.default is p.empty else f"{p.name}={default_form(p.default)}"
+        for p in inspect.signature(function).parameters.values()
         if p.kind is p.POSITIONAL_OR_KEYWORD
     ]  # fmt: skip
-    return names[1:] if inspect.isclass(layer) else names
+    return found[1:] if inspect.isclass(layer) else found
+
+
+def default_form(value):
+    """``repr(value)`` for a literal (``(1, 1)``, ``'valid'``), else its class's name."""
+    literal = value is None or isinstance(value, (bool, int, float, str, tuple))
+    return repr(value) if literal else type(value).__name__
 
 
 def shim_report(arrays):
