@@ -197,12 +197,15 @@ class BatchNormalization(Layer):
         return self._normalize(inputs, training)
 
     def _normalize(self, inputs, training):
-        """The output; the updates join :attr:`updates` and ``UPDATE_OPS``."""
+        """The output; the updates join ``UPDATE_OPS``, and :attr:`updates` in a TF1
+        graph (a ``tf.function`` runs them with the call)."""
         outputs, updates = self._batch_norm(inputs, training)
-        if not tf.executing_eagerly():  # eagerly they have run
-            updates = [getattr(update, "op", update) for update in updates]
-            for update in updates:
-                tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.UPDATE_OPS, update)
+        if tf.executing_eagerly():  # they have run
+            return outputs
+        updates = [getattr(update, "op", update) for update in updates]
+        for update in updates:
+            tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.UPDATE_OPS, update)
+        if not tf.compat.v1.executing_eagerly_outside_functions():  # not a tf.function's
             self._updates += updates
         return outputs
 
