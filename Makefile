@@ -7,8 +7,8 @@ ARGS ?=
 # No DATASET: whatever the DATA_DIR files are (identified by content), else tfds MNIST.
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install reference test test-fast lint inspect experiment-dqn experiment-ps \
-	bench bench-state bench-gradients bench-towers bench-dqn bench-canned
+.PHONY: install reference test test-fast lint tf-layers-tests inspect experiment-dqn \
+	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned
 
 install: reference
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -33,6 +33,11 @@ test-fast:
 
 lint:
 	$(PY) -m ruff check layers zoo experiments tests
+
+# TensorFlow's own tf.layers tests against layers.tf1 (docs/tf1-layers.md): TF_TESTS is a
+# folder outside the repo holding tf-keras v2.21.0's legacy_tf_layers/*_test.py.
+tf-layers-tests:
+	$(PY) -m tests.external.tf_layers_tests $(TF_TESTS) $(ARGS)
 
 # Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>.
 # make experiment-NAME runs experiments/NAME.py (dashes for underscores), e.g.
