@@ -50,6 +50,7 @@ def check_outcome(names):
     np.testing.assert_allclose(again, graph_probs, atol=1e-5)
     np.testing.assert_allclose(graph_probs.sum(-1), 1.0, rtol=1e-5)
     assert np.mean(graph_probs.argmax(-1) == names["test_next"]) > 0.9  # it learned
+    assert pathlib.Path("lm.keras").exists()  # saved, loaded, the same predictions
     graph_losses, fit_losses = names["graph_losses"], names["fit_losses"]
     assert graph_losses[-1] < graph_losses[0] / 10
     assert fit_losses[-1] < fit_losses[0]
