@@ -46,6 +46,8 @@ SOURCES = {
                  "tf_slim.training.evaluation"),
     "learn": ("zoo.compat.contrib.learn",),
     "data": ("tensorflow:data.experimental",),
+    "lookup": ("tensorflow:compat.v1.lookup", "tensorflow:compat.v1.lookup.experimental",
+               "zoo.compat.contrib.lookup", "tensorflow.python.ops.lookup_ops"),
     "rnn": ("layers.tf1.rnn_cell", "layers.tf1.rnn", "layers.tf1.legacy_seq2seq",
             "zoo.compat.contrib.rnn", "tensorflow:compat.v1.nn"),
     "seq2seq": ("layers.tf1.seq2seq",),

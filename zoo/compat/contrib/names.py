@@ -99,6 +99,17 @@ NAMES = {
         scan set_stats_aggregator shuffle_and_repeat sliding_window_batch
         sloppy_interleave StatsAggregator unbatch unique AUTOTUNE
     """.split()),
+    "lookup": frozenset("""
+        string_to_index string_to_index_table_from_file
+        string_to_index_table_from_tensor index_to_string index_table_from_file
+        index_table_from_tensor index_to_string_table_from_file
+        index_to_string_table_from_tensor LookupInterface
+        InitializableLookupTableBase IdTableWithHashBuckets HashTable
+        MutableHashTable MutableDenseHashTable TableInitializerBase
+        KeyValueTensorInitializer TextFileIndex TextFileInitializer
+        TextFileIdTableInitializer TextFileStringTableInitializer HasherSpec
+        FastHashSpec StrongHashSpec
+    """.split()),
     "rnn": frozenset("""
         RNNCell LayerRNNCell BasicRNNCell BasicLSTMCell GRUCell LSTMCell
         LSTMStateTuple DropoutWrapper MultiRNNCell DeviceWrapper ResidualWrapper
@@ -151,7 +162,6 @@ REPLACEMENTS = {
     "losses": "tf.compat.v1.losses",
     "metrics": "tf.compat.v1.metrics",
     "image": "tf.image, or tensorflow_addons.image",
-    "lookup": "tf.lookup",
     "summary": "tf.compat.v1.summary",
     "estimator": "tf.compat.v1.estimator under zoo.compat.install()",
     "cluster_resolver": "tf.distribute.cluster_resolver",
