@@ -19,7 +19,9 @@ defaults, built on :mod:`layers.variables` rather than on Keras:
 follow TF 1.15's own map (``tensorflow/python/layers/``): :mod:`~layers.tf1.base`
 (``Layer``), :mod:`~layers.tf1.core` (``Dense``, ``Dropout``, ``Flatten``),
 :mod:`~layers.tf1.convolutional`, :mod:`~layers.tf1.normalization`,
-:mod:`~layers.tf1.pooling`; every name is exported here too.
+:mod:`~layers.tf1.pooling`; every name is exported here too. The RNN cells
+(``tf.nn.rnn_cell``) are the submodule :mod:`~layers.tf1.rnn_cell`, contrib's
+stacked bidirectional RNNs :mod:`~layers.tf1.rnn`.
 
 Usage::
 
@@ -31,6 +33,7 @@ Usage::
         logits = tf1.dense(tf1.flatten(h), 10)               # dense/kernel, dense/bias
 """
 
+from layers.tf1 import rnn, rnn_cell  # noqa: F401  (submodules, not tf.layers names)
 from layers.tf1.base import InputSpec, Layer
 from layers.tf1.convolutional import (
     Conv1D,

@@ -75,10 +75,16 @@ class BatchNormalization(Layer):
             self.gamma = self.add_weight("gamma", params, **self._settings["gamma"])
         if self.center:
             self.beta = self.add_weight("beta", params, **self._settings["beta"])
-        self.moving_mean, self.moving_variance = (
-            self.add_weight(name, params, trainable=False, **self._settings[name])
-            for name in ("moving_mean", "moving_variance")
-        )
+        scope = tf.compat.v1.get_variable_scope()
+        partitioner = scope.partitioner
+        scope.set_partitioner(None)  # as TF 1.15: the moving statistics whole
+        try:
+            self.moving_mean, self.moving_variance = (
+                self.add_weight(name, params, trainable=False, **self._settings[name])
+                for name in ("moving_mean", "moving_variance")
+            )
+        finally:
+            scope.set_partitioner(partitioner)
 
     def _fused_in_tensorflow(self, rank):
         """Whether TF 1.15 takes its fused kernel here, whose moving variance moves

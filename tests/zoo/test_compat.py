@@ -31,11 +31,9 @@ def uninstalled():
 
 
 def current():
-    """``{name: value}`` of every attribute install() may change, as it is now."""
-    return {
-        name: module.__dict__.get(attribute)
-        for name, module, attribute, _, _ in zoo.compat.changes()
-    }
+    """``{name: value}`` of every attribute or entry install() may change, as it is
+    now."""
+    return {change.name: change.current() for change in zoo.compat.changes()}
 
 
 def same(now, before):

@@ -3,7 +3,9 @@ them.
 
 ``layers`` of every ``compat.v1`` namespace (``tf.compat.v1``, the module
 ``import tensorflow.compat.v1 as tf`` binds) becomes :mod:`layers.tf1` (under
-Keras 3 it raises "`dense` is not available with Keras 3").
+Keras 3 it raises "`dense` is not available with Keras 3"), and ``nn.rnn_cell``
+:mod:`layers.tf1.rnn_cell` (under Keras 3: "`LSTMCell` is not available with
+Keras 3").
 """
 
 import importlib
@@ -24,11 +26,19 @@ def v1_namespaces():
 
 
 def changes():
-    """``<namespace>.layers`` for each ``compat.v1`` namespace.
+    """``<namespace>.layers`` and ``<namespace>.nn.rnn_cell`` for each ``compat.v1``
+    namespace.
 
     Returns:
         A list of :class:`~zoo.compat.change.Change`.
     """
     from layers import tf1
 
-    return [Change(f"{ns.__name__}.layers", ns, "layers", tf1) for ns in v1_namespaces()]
+    return [
+        change
+        for ns in v1_namespaces()
+        for change in (
+            Change(f"{ns.__name__}.layers", ns, "layers", tf1),
+            Change(f"{ns.nn.__name__}.rnn_cell", ns.nn, "rnn_cell", tf1.rnn_cell),
+        )
+    ]

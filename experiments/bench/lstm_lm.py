@@ -1,0 +1,263 @@
+"""Speed of a TF1 LSTM language model on our cells against TensorFlow's legacy cells.
+
+One TF1 program, written as TF 1.x language models were (``import
+tensorflow.compat.v1 as tf``; ``tf.nn.rnn_cell.MultiRNNCell`` of two
+``DropoutWrapper(BasicLSTMCell)``, ``tf.nn.dynamic_rnn``, a softmax over the
+vocabulary, SGD with the gradients clipped to a global norm of 5, one step per
+``session.run``), trained on a fixed batch of tokens drawn from the vocabulary,
+runs in one process per side:
+
+* ``ours``: after ``zoo.compat.install()``, ``tf.nn.rnn_cell`` is
+  :mod:`layers.tf1.rnn_cell` (TensorFlow 2.21 with Keras 3);
+* ``legacy``: under ``TF_USE_LEGACY_KERAS=1`` with tf_keras, TensorFlow's own
+  legacy cells: what a TF1 user runs without us.
+
+Each side is timed at its best: plain sessions and sessions with XLA's
+auto-clustering (``global_jit_level``), in interleaved rounds after a warm-up,
+the faster kept. The sides run one after the other, twice each (``ours``,
+``legacy``, ``ours``, ``legacy``; ``--quick``: once), each side's fastest process
+kept, so load from other processes hits both alike. ``ratio_legacy`` is ours
+over legacy (goal: >= 1.0); ``cpu_ratio_legacy`` the same in CPU time per step,
+which the load of other processes disturbs less.
+
+:func:`bench` is what :mod:`experiments.bench.speed` calls (the row
+``lstm_lm``); the row alone, or one side in this process::
+
+    python -m experiments.bench.lstm_lm --json /tmp/lstm_lm.json
+    python -m experiments.bench.lstm_lm ours --steps 40 --json /tmp/ours.json
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # where ``-m`` finds this module
+SIDES = ("ours", "legacy")
+PROCESSES_PER_SIDE = 2  # --quick: 1
+STEPS_FRACTION = 1 / 12  # of --steps and --warmup: a step here is ~12 of the MLP's
+CLIP_NORM = 5.0
+LEARNING_RATE = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """The language model's sizes: TF's PTB tutorial's small model, a smaller vocabulary."""
+
+    batch: int = 20
+    steps: int = 20
+    hidden: int = 200
+    layers: int = 2
+    vocabulary: int = 2000
+
+
+QUICK_SIZES = Sizes(batch=4, steps=5, hidden=16, layers=2, vocabulary=50)
+
+
+def language_model(tf, sizes, keep_prob=1.0):
+    """The TF1 program: returns the training op of its loss.
+
+    Args:
+        tf: ``tensorflow.compat.v1``, as the program imports it.
+        sizes: a :class:`Sizes`.
+        keep_prob: the output keep probability of each layer's dropout.
+    """
+    tokens = np.random.default_rng(0).integers(0, sizes.vocabulary,
+                                               (sizes.batch, sizes.steps + 1))  # fmt: skip
+    data = tf.constant(tokens, tf.int32)
+    inputs, targets = data[:, :-1], data[:, 1:]
+    with tf.variable_scope("model"):
+        embedding = tf.get_variable("embedding", [sizes.vocabulary, sizes.hidden])
+        cells = [
+            tf.nn.rnn_cell.DropoutWrapper(
+                tf.nn.rnn_cell.BasicLSTMCell(sizes.hidden, forget_bias=0.0),
+                output_keep_prob=keep_prob,
+            )
+            for _ in range(sizes.layers)
+        ]
+        outputs, _ = tf.nn.dynamic_rnn(
+            tf.nn.rnn_cell.MultiRNNCell(cells),
+            tf.nn.embedding_lookup(embedding, inputs),
+            dtype=tf.float32,
+        )
+        softmax_w = tf.get_variable("softmax_w", [sizes.hidden, sizes.vocabulary])
+        softmax_b = tf.get_variable("softmax_b", [sizes.vocabulary])
+        logits = tf.matmul(tf.reshape(outputs, [-1, sizes.hidden]), softmax_w) + softmax_b
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.reshape(targets, [-1]), logits=logits
+            )
+        )
+    variables = tf.trainable_variables()
+    gradients, _ = tf.clip_by_global_norm(tf.gradients(loss, variables), CLIP_NORM)
+    optimizer = tf.train.GradientDescentOptimizer(LEARNING_RATE)
+    return optimizer.apply_gradients(zip(gradients, variables, strict=True))
+
+
+def session_runs(tf, sizes):
+    """``{"no_xla": run(steps), "xla": run(steps)}``: the program trained in a plain
+    session and in one with XLA's auto-clustering, each in a graph of its own."""
+    runs = {}
+    for name, jit in (("no_xla", "OFF"), ("xla", "ON_1")):
+        graph = tf.Graph()
+        with graph.as_default():
+            train = language_model(tf, sizes, keep_prob=0.5)
+            initialize = tf.global_variables_initializer()
+        config = tf.ConfigProto()
+        config.graph_options.optimizer_options.global_jit_level = getattr(
+            tf.OptimizerOptions, jit
+        )
+        session = tf.Session(graph=graph, config=config)
+        session.run(initialize)
+
+        def run(steps, session=session, train=train):
+            for _ in range(steps):
+                session.run(train)
+
+        runs[name] = run
+    return runs
+
+
+def time_side(side, sizes, steps, rounds, warmup):
+    """Times one side in this process (its environment set by :func:`run_side`).
+
+    Returns:
+        :func:`experiments.bench.speed.time_rounds`'s tables, ``best`` added:
+        the faster setting's name, its values under ``"best"``.
+    """
+    from experiments.bench.speed import time_rounds  # noqa: PLC0415
+    from experiments.harness import startup  # noqa: PLC0415
+
+    startup.import_tensorflow()
+    import tensorflow.compat.v1 as tf  # noqa: PLC0415  (the program's own import)
+
+    tf.disable_v2_behavior()
+    if side == "ours":
+        import zoo.compat  # noqa: PLC0415
+
+        zoo.compat.install()
+    timing = time_rounds(session_runs(tf, sizes), steps, rounds, warmup)
+    speeds = timing["steps_per_s"]
+    best = max(speeds, key=speeds.get)
+    for values in timing.values():
+        values["best"] = values[best]
+    return {**timing, "setting": best, "cells": tf.nn.rnn_cell.LSTMCell.__module__}
+
+
+def run_side(side, sizes, steps, rounds, warmup):
+    """Runs :func:`time_side` in a new process (``legacy``: with
+    ``TF_USE_LEGACY_KERAS=1``); returns its result."""
+    env = {
+        **os.environ,
+        "TF_USE_LEGACY_KERAS": "1" if side == "legacy" else "0",
+        "TF_XLA_FLAGS": "--tf_xla_cpu_global_jit",
+    }  # XLA may cluster on a CPU
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "side.json")
+        command = [
+            sys.executable, "-m", __spec__.name, side, "--json", path,
+            "--steps", str(steps), "--rounds", str(rounds), "--warmup", str(warmup),
+            "--sizes", json.dumps(dataclasses.asdict(sizes)),
+        ]  # fmt: skip
+        subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
+        with open(path) as f:
+            return json.load(f)
+
+
+def row(sizes, steps, rounds, warmup, processes_per_side=PROCESSES_PER_SIDE):
+    """Times both sides, ``processes_per_side`` processes each, alternating.
+
+    Args:
+        sizes: a :class:`Sizes`.
+        steps, rounds, warmup: each process's timed steps per setting, its
+            interleaved rounds, its untimed steps per setting first.
+        processes_per_side: processes per side.
+
+    Returns:
+        ``{"sizes", "steps_per_s": {side: best}, "cpu_ms_per_step": {side: the
+        least CPU time per step of its fastest setting}, "setting": {side: the
+        fastest setting}, "processes": {side: [each process's result]},
+        "ratio_legacy", "cpu_ratio_legacy"}``: ours over legacy in steps/s.
+    """
+    print(f"lstm_lm (batch {sizes.batch}, {sizes.steps} steps, {sizes.hidden} units, "
+          f"vocabulary {sizes.vocabulary})...", flush=True)  # fmt: skip
+    processes = {side: [] for side in SIDES}
+    for _ in range(processes_per_side):
+        for side in SIDES:
+            processes[side].append(run_side(side, sizes, steps, rounds, warmup))
+    fastest = {
+        side: max(results, key=lambda r: r["steps_per_s"]["best"])
+        for side, results in processes.items()
+    }
+    speeds = {side: result["steps_per_s"]["best"] for side, result in fastest.items()}
+    cpu_ms = {  # CPU time per step, which other processes' load disturbs less
+        side: min(r["cpu_ms_per_step"][r["setting"]] for r in results)
+        for side, results in processes.items()
+    }
+    result = {
+        "sizes": dataclasses.asdict(sizes),
+        "steps_per_s": speeds,
+        "cpu_ms_per_step": cpu_ms,
+        "setting": {side: result["setting"] for side, result in fastest.items()},
+        "processes": processes,
+        "ratio_legacy": speeds["ours"] / speeds["legacy"],
+        "cpu_ratio_legacy": cpu_ms["legacy"] / cpu_ms["ours"],
+    }
+    line = f"ours {speeds['ours']:.2f}, legacy {speeds['legacy']:.2f}"
+    cpu_ratio = result["cpu_ratio_legacy"]
+    ratios = f"ratio_legacy {result['ratio_legacy']:.2f} (CPU {cpu_ratio:.2f})"
+    print(f"lstm_lm, best steps/s: {line}; {ratios}")
+    return result
+
+
+def bench(train, args, timed, ratios):
+    """The row ``lstm_lm`` of :mod:`experiments.bench.speed`: :func:`row` with a
+    twelfth of its ``--steps`` and ``--warmup`` (a step here is ~12 of the MLP's);
+    ``--quick``: :data:`QUICK_SIZES`, one process per side.
+
+    Args:
+        train, timed, ratios: unused (each side times itself in its process).
+        args: the bench's flags (``--quick``, ``--steps``, ``--rounds``,
+            ``--warmup``).
+
+    Returns:
+        ``{"lstm_lm": row(...)}``.
+    """
+    del train, timed, ratios
+    steps = max(args.rounds, int(args.steps * STEPS_FRACTION))
+    warmup = max(1, int(args.warmup * STEPS_FRACTION))  # XLA compiles in its first
+    if args.quick:
+        return {"lstm_lm": row(QUICK_SIZES, steps, args.rounds, warmup, 1)}
+    return {"lstm_lm": row(Sizes(), steps, args.rounds, warmup)}
+
+
+def main(argv=None):
+    """The row alone, or one side of it (as :func:`run_side` starts it); writes the
+    result to ``--json``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    one_side = "time one side in this process (default: the row)"
+    parser.add_argument("side", nargs="?", choices=SIDES, help=one_side)
+    parser.add_argument("--json", required=True, help="the result file to write")
+    parser.add_argument("--steps", type=int, default=100, help="timed steps per setting")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds")
+    parser.add_argument("--warmup", type=int, default=4, help="untimed steps first")
+    parser.add_argument("--sizes", default="{}", help="Sizes as JSON (default: full)")
+    args = parser.parse_args(argv)
+    sizes = Sizes(**json.loads(args.sizes))
+    if args.side:
+        result = time_side(args.side, sizes, args.steps, args.rounds, args.warmup)
+    else:
+        result = row(sizes, args.steps, args.rounds, args.warmup)
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
