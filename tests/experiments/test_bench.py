@@ -10,6 +10,7 @@ from experiments.bench import contenders, precision, rnn_siamese
 from experiments.bench import speed as bench
 from experiments.harness import datasets
 from layers.errors import ZooError
+from tests.experiments import test_bench_lstm_lm
 from zoo.models.gan import trainable_under
 
 CONTENDERS = {
@@ -168,6 +169,7 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert (
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
+    test_bench_lstm_lm.check_quick_row(results["lstm_lm"])
     assert results["bf16"]["policy"] == "mixed_bfloat16"
     assert set(results["bf16"]["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
     rows = ("autoencoder", "mlp", "rnn", "siamese")
