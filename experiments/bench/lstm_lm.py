@@ -284,9 +284,12 @@ def bench(train, args, timed, ratios):
     return {"lstm_lm": row(Sizes(), steps, args.rounds, warmup)}
 
 
-def main(argv=None):
+def command(argv=None):
     """The row alone, or one side of it, or both sides in this process (as
-    :func:`run_side` starts them); writes the result to ``--json``."""
+    :func:`run_side` starts them); writes the result to ``--json``.
+
+    Not an experiment's ``main``: the row belongs to ``make bench``
+    (:mod:`experiments.bench.speed`); this is the entry of its processes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sides = (*SIDES, SAME_PROCESS)
     one_side = "time one side, or both, in this process (default: the row)"
@@ -311,4 +314,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())
