@@ -7,13 +7,21 @@ ARGS ?=
 # No DATASET: whatever the DATA_DIR files are (identified by content), else tfds MNIST.
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install test test-fast lint inspect experiment-dqn experiment-ps \
-	bench bench-state bench-gradients bench-towers bench-dqn
+.PHONY: install reference test test-fast lint tf-layers-tests inspect experiment-dqn \
+	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned
 
-install:
+install: reference
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
+
+# TensorFlow 2.15 + tensorflow-estimator 2.15 in a venv of its own: the reference the
+# tf.estimator tests and bench run as a subprocess (TF 2.16 removed tf.estimator).
+REFERENCE_VENV ?= .venv-tf215
+reference:
+	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)
+	$(REFERENCE_VENV)/bin/python -m pip install -q 'tensorflow==2.15.*' \
+		'tensorflow-estimator==2.15.*'
 
 # Two pytest workers: the subprocess-heavy tests (runs, kills, clusters) overlap. Tests
 # marked xdist_group run on one worker (tests/zoo/test_four_nets.py: one net's graph run).
@@ -25,6 +33,11 @@ test-fast:
 
 lint:
 	$(PY) -m ruff check layers zoo experiments tests
+
+# TensorFlow's own tf.layers tests against layers.tf1 (docs/tf1-layers.md): TF_TESTS is a
+# folder outside the repo holding tf-keras v2.21.0's legacy_tf_layers/*_test.py.
+tf-layers-tests:
+	$(PY) -m tests.external.tf_layers_tests $(TF_TESTS) $(ARGS)
 
 # Experiments: DATASET=mnist|fashion_mnist, DATA_DIR=<dir of IDX files>, ARGS=<more flags>.
 # make experiment-NAME runs experiments/NAME.py (dashes for underscores), e.g.
@@ -50,6 +63,9 @@ experiment-ps:
 # Benchmarks: results as JSON, never timed tests.
 bench:
 	$(PY) -m experiments.bench.speed $(DATA_FLAGS) $(ARGS)
+
+bench-canned:
+	$(PY) -m experiments.bench.canned $(ARGS)
 
 bench-state:
 	$(PY) -m experiments.bench.state $(ARGS)

@@ -261,10 +261,15 @@ def _feature_width(owner, inputs):
 
 
 def check_training(owner, training):
-    """Raises ZooError unless ``training`` is a bool or a scalar bool tensor."""
+    """Raises ZooError unless ``training`` is a bool or a scalar bool tensor (or a
+    bool tensor of unknown shape: ``tf.compat.v1.placeholder(tf.bool)``, fed a scalar)."""
     if isinstance(training, bool):
         return
-    if tf.is_tensor(training) and training.dtype == tf.bool and training.shape.rank == 0:
+    if (
+        tf.is_tensor(training)
+        and training.dtype == tf.bool
+        and training.shape.rank in (0, None)
+    ):
         return
     found = repr(training)
     if tf.is_tensor(training):

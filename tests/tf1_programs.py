@@ -69,6 +69,10 @@ def convolutions(L):
         "transposed_same": L.conv2d_transpose(x, 2, (2, 3), strides=(2, 1), padding="SAME"),
         "separable": L.separable_conv2d(x, 6, 3, padding="same", depth_multiplier=2),
         "separable_strided": L.separable_conv2d(x, 3, 2, strides=2, use_bias=False),
+        "transposed3d": L.conv3d_transpose(z, 3, (2, 3, 2), strides=(1, 2, 2)),
+        "transposed3d_same": L.conv3d_transpose(z, 2, 3, strides=2, padding="same"),
+        "separable1d": L.separable_conv1d(w, 4, 3, depth_multiplier=2, dilation_rate=2),
+        "separable1d_strided": L.separable_conv1d(w, 3, 2, strides=2, padding="same"),
     }
     return {w: fw, x: fx, z: fz}, outputs
 
@@ -76,15 +80,18 @@ def convolutions(L):
 def pooling(L):
     w, fw = inputs([2, 9, 3], 6)
     x, fx = inputs([2, 9, 8, 3], 7)
+    z, fz = inputs([1, 5, 6, 4, 2], 12)
     outputs = {
         "max1d": L.max_pooling1d(w, 2, 2),
         "average1d": L.average_pooling1d(w, 3, 2, padding="same"),
         "max2d": L.max_pooling2d(x, 3, 2, padding="same"),
         "average2d": L.average_pooling2d(x, (2, 3), (1, 2)),
+        "max3d": L.max_pooling3d(z, 2, (1, 2, 2), padding="same"),
+        "average3d": L.average_pooling3d(z, (2, 1, 3), 1),
         "flatten": L.flatten(x),
         "dropout": L.dropout(x, 0.3, training=False),
     }
-    return {w: fw, x: fx}, outputs
+    return {w: fw, x: fx, z: fz}, outputs
 
 
 def batch_norm(L):
@@ -100,6 +107,33 @@ def batch_norm(L):
         "gamma_l2": L.batch_normalization(y, gamma_regularizer=tf.nn.l2_loss),
     }
     return {x: fx, y: fy}, outputs
+
+
+def batch_norm_variants(L):
+    """What TF 1.15's batch norm had beyond the plain one: renorm, ghost batches, an
+    adjustment, float16 inputs, a list of axes, features first (fused) in 4-D and 5-D."""
+    x, fx = inputs([8, 6], 12)
+    z, fz = inputs([4, 3, 5, 4], 13)
+    w, fw = inputs([2, 3, 2, 3, 4], 14)
+    training = v1.placeholder_with_default(True, [])
+
+    def adjustment(shape):
+        return tf.linspace(0.8, 1.2, shape[-1]), tf.fill(shape[-1:], 0.1)
+
+    clipping = {"rmax": 1.5, "rmin": 0.5, "dmax": 0.3}
+    outputs = {
+        "renorm": L.batch_normalization(
+            x, training=True, renorm=True, renorm_clipping=clipping, renorm_momentum=0.8
+        ),
+        "renorm_switched": L.batch_normalization(x, training=training, renorm=True),
+        "ghost": L.batch_normalization(z, axis=1, training=True, virtual_batch_size=2),
+        "adjusted": L.batch_normalization(x, training=training, adjustment=adjustment),
+        "half": L.batch_normalization(tf.cast(z, tf.float16), training=True),
+        "axes": L.batch_normalization(z, axis=[1, 3], training=training),
+        "channels_first": L.batch_normalization(z, axis=1, training=training),
+        "channels_first_5d": L.batch_normalization(w, axis=1, training=True),
+    }
+    return {x: fx, z: fz, w: fw}, outputs
 
 
 def generator(L, noise):
@@ -135,7 +169,7 @@ def dcgan(L):
 
 PROGRAMS = {
     program.__name__: program
-    for program in (dense, convolutions, pooling, batch_norm, dcgan)
+    for program in (dense, convolutions, pooling, batch_norm, batch_norm_variants, dcgan)
 }
 
 
@@ -169,17 +203,20 @@ def run(program, L, weights=None):
 
     Returns:
         ``{"variables": {name: array}, "outputs": {key: array}, "regularization":
-        float, "updated": {name: array}}``: the variables as run, the outputs,
-        the sum of ``get_regularization_losses()``, the variables after a run of
-        each ``UPDATE_OPS`` op in turn: one at a time, as two ops that update one
-        moving mean (a discriminator built twice) in one ``session.run`` apply in
-        either order, which moves the mean by up to 1e-4 of the batch means'
-        difference, run to run.
+        float, "updated": {name: array}, "trained": {name: array}, "update_names":
+        [str]}``: the variables as run, the outputs, the sum of
+        ``get_regularization_losses()``, the variables after a run of each
+        ``UPDATE_OPS`` op in turn (one at a time, as two ops that update one moving
+        mean, a discriminator built twice, in one ``session.run`` apply in either
+        order, which moves the mean by up to 1e-4 of the batch means' difference,
+        run to run), the variables after :data:`STEPS` more such rounds, each fed
+        other inputs (:func:`step_feed`), and the names of the ``UPDATE_OPS`` ops.
     """
     with tf.Graph().as_default():
         feed, outputs = program(L)
         variables = {v.op.name: v for v in v1.global_variables()}
         regularization = tf.add_n(v1.losses.get_regularization_losses() + [0.0])
+        updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
         with v1.Session() as session:
             session.run(v1.global_variables_initializer())
             for name, value in (weights or {}).items():
@@ -187,46 +224,67 @@ def run(program, L, weights=None):
             values = session.run(variables)
             results = session.run(outputs, feed)
             total = session.run(regularization, feed)
-            for update in v1.get_collection(v1.GraphKeys.UPDATE_OPS):
-                session.run(update, feed)
-            updated = session.run(variables)
+            for step in range(STEPS + 1):
+                for update in updates:
+                    session.run(update, step_feed(feed, step))
+                if step == 0:
+                    updated = session.run(variables)
+            trained = session.run(variables)
     return {"variables": values, "outputs": results, "regularization": total,
-            "updated": updated}  # fmt: skip
+            "updated": updated, "trained": trained,
+            "update_names": [update.name for update in updates]}  # fmt: skip
+
+
+STEPS = 4  # the rounds of updates after the first, for ``run``'s "trained"
+
+
+def step_feed(feed, step):
+    """``feed`` for round ``step`` of the updates: each input scaled and shifted."""
+    return {key: value * (1 + 0.5 * step) + 0.25 * step for key, value in feed.items()}
 
 
 def flat(results, prefix):
     """``run``'s results as one flat ``{"<prefix>|<part>|<name>": array}``."""
-    items = {f"{prefix}|regularization|": np.asarray(results["regularization"])}
-    for part in ("variables", "outputs", "updated"):
+    items = {f"{prefix}|regularization|": np.asarray(results["regularization"]),
+             f"{prefix}|update_names|": np.array(results["update_names"], str)}  # fmt: skip
+    for part in ("variables", "outputs", "updated", "trained"):
         items.update({f"{prefix}|{part}|{k}": v for k, v in results[part].items()})
     return items
 
 
 def unflat(arrays, prefix):
     """The inverse of :func:`flat` for one ``prefix``."""
-    results = {"variables": {}, "outputs": {}, "updated": {}}
+    results = {"variables": {}, "outputs": {}, "updated": {}, "trained": {}}
     for key, value in arrays.items():
         owner, part, name = key.split("|")
-        if owner == "parameters":
-            continue
         if owner != prefix:
             continue
         if part == "regularization":
             results[part] = float(value)
+        elif part == "update_names":
+            results[part] = list(value)
         else:
             results[part][name] = value
     return results
 
 
 def parameters(layer):
-    """The parameter names of a layer function, or of a layer class's constructor
-    (``self`` and ``**kwargs`` left out)."""
+    """The parameters of a layer function, or of a layer class's constructor (``self``
+    and ``**kwargs`` left out), each ``name`` or ``name=<default>``: the default's
+    repr, or its class's name for an object such as an initializer."""
     function = layer.__init__ if inspect.isclass(layer) else layer
-    names = [
-        p.name for p in inspect.signature(function).parameters.values()
+    found = [
+        p.name if p.default is p.empty else f"{p.name}={default_form(p.default)}"
+        for p in inspect.signature(function).parameters.values()
         if p.kind is p.POSITIONAL_OR_KEYWORD
     ]  # fmt: skip
-    return names[1:] if inspect.isclass(layer) else names
+    return found[1:] if inspect.isclass(layer) else found
+
+
+def default_form(value):
+    """``repr(value)`` for a literal (``(1, 1)``, ``'valid'``), else its class's name."""
+    literal = value is None or isinstance(value, (bool, int, float, str, tuple))
+    return repr(value) if literal else type(value).__name__
 
 
 def shim_report(arrays):

@@ -41,9 +41,14 @@ training images, in one process:
 
 The GRU classifier and the siamese twins (Adam, each against its own Keras 3 model
 and compute limit) are timed by :mod:`experiments.bench.rnn_siamese`, listed in
-:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape;
-a TF1 LSTM language model on our cells against TensorFlow's legacy cells (a process
-per side) by :mod:`experiments.bench.lstm_lm`, into ``lstm_lm``.
+:data:`OWN_BENCHES`, into top-level keys ``rnn`` and ``siamese`` of the same shape.
+Also listed there: :mod:`experiments.bench.zoo_layer_resnet` (``ZooLayer`` in ``fit``
+vs the TF1 program), :mod:`experiments.bench.tf1_layers` (tf.layers programs on
+``layers.tf1`` vs tf_keras' legacy layers, a subprocess per side),
+:mod:`experiments.bench.lstm_lm` (a TF1 LSTM language model on our cells vs
+TensorFlow's legacy cells, a process per side), :mod:`experiments.bench.estimator`
+(``Estimator.train`` vs a session loop) and :mod:`experiments.bench.canned` (a canned
+``DNNClassifier`` vs TensorFlow 2.15's).
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
@@ -91,8 +96,14 @@ BEST_OF = {  # each at its best: the faster of its settings in this run
 QUICK = {"steps": 20, "rounds": 2, "warmup": 2}
 # Models timed by a module of their own: its bench(train, args, timed) returns
 # {model: results shaped as the MLP's}.
-OWN_BENCHES = ("experiments.bench.rnn_siamese", "experiments.bench.zoo_layer_resnet",
-               "experiments.bench.lstm_lm")  # fmt: skip
+OWN_BENCHES = (
+    "experiments.bench.rnn_siamese",
+    "experiments.bench.zoo_layer_resnet",
+    "experiments.bench.tf1_layers",
+    "experiments.bench.lstm_lm",
+    "experiments.bench.estimator",
+    "experiments.bench.canned",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,6 +254,12 @@ def timed(runs, best_of, steps, args):
     return best, timing
 
 
+def release():
+    """Frees what the last case's contenders held before the next case is built (the
+    bench's peak memory is then its largest case's, not the sum of them all)."""
+    importlib.import_module("experiments.bench.contenders").release()
+
+
 def time_case(case, train, args):
     """Times the contenders of ``case``; returns speeds, ratios, the feed cost and
     the ``bf16`` entry (:func:`experiments.bench.precision.split`)."""
@@ -250,6 +267,8 @@ def time_case(case, train, args):
     best_of = {**BEST_OF, **bf16.best_of(runs)}
     best, timing = timed(runs, best_of, case.steps or args.steps, args)
     best, timing, mixed = bf16.split(best, timing)
+    del runs
+    release()
     return {
         **best,
         **timing,
@@ -417,6 +436,7 @@ def main(argv=None):
         }
     for module in OWN_BENCHES:
         results.update(importlib.import_module(module).bench(train, args, timed, ratios))
+        release()
     results["bf16"] = bf16.summary(results, cpu_flags)
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))

@@ -82,7 +82,7 @@ def graph_loop_run(images, labels, steps_per_run):
         spec.name: spec.regularizers
         for spec in variable_specs(
             "graph_loop", slim_resnet, [images.shape], None, training=True
-        )
+        )[0]
     }
 
     def loss_fn(images, labels):

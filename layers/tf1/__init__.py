@@ -34,17 +34,21 @@ Usage::
 """
 
 from layers.tf1 import rnn, rnn_cell  # noqa: F401  (submodules, not tf.layers names)
-from layers.tf1.base import Layer
+from layers.tf1.base import InputSpec, Layer
 from layers.tf1.convolutional import (
     Conv1D,
     Conv2D,
     Conv2DTranspose,
     Conv3D,
+    Conv3DTranspose,
+    SeparableConv1D,
     SeparableConv2D,
     conv1d,
     conv2d,
     conv2d_transpose,
     conv3d,
+    conv3d_transpose,
+    separable_conv1d,
     separable_conv2d,
 )
 from layers.tf1.core import Dense, Dropout, Flatten, dense, dropout, flatten
@@ -52,18 +56,25 @@ from layers.tf1.normalization import BatchNormalization, batch_normalization
 from layers.tf1.pooling import (
     AveragePooling1D,
     AveragePooling2D,
+    AveragePooling3D,
     MaxPooling1D,
     MaxPooling2D,
+    MaxPooling3D,
     average_pooling1d,
     average_pooling2d,
+    average_pooling3d,
     max_pooling1d,
     max_pooling2d,
+    max_pooling3d,
 )
 
 __all__ = [
-    "AveragePooling1D", "AveragePooling2D", "BatchNormalization", "Conv1D", "Conv2D",
-    "Conv2DTranspose", "Conv3D", "Dense", "Dropout", "Flatten", "Layer", "MaxPooling1D",
-    "MaxPooling2D", "SeparableConv2D", "average_pooling1d", "average_pooling2d",
-    "batch_normalization", "conv1d", "conv2d", "conv2d_transpose", "conv3d", "dense",
-    "dropout", "flatten", "max_pooling1d", "max_pooling2d", "separable_conv2d",
+    "AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "BatchNormalization",
+    "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose", "Dense",
+    "Dropout", "Flatten", "InputSpec", "Layer", "MaxPooling1D", "MaxPooling2D",
+    "MaxPooling3D", "SeparableConv1D", "SeparableConv2D", "average_pooling1d",
+    "average_pooling2d", "average_pooling3d", "batch_normalization", "conv1d", "conv2d",
+    "conv2d_transpose", "conv3d", "conv3d_transpose", "dense", "dropout", "flatten",
+    "max_pooling1d", "max_pooling2d", "max_pooling3d", "separable_conv1d",
+    "separable_conv2d",
 ]  # fmt: skip

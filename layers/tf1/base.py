@@ -2,25 +2,35 @@
 layer object with a name, a variable scope and variables made on the first call,
 and what the layer modules share: argument forms, the function form of a class."""
 
+import collections
+import functools
 import inspect
 import re
+import types
+import weakref
 
 import tensorflow as tf
 
 from layers.checks import choice_problem, int_problem, require
 from layers.errors import ShapeError, ZooError
+from layers.normalization import check_training as check_scalar_training
 from layers.variables import (
     at_least_float32,
     full_name,
     in_dtype_of,
     require_graph,
+    sharing_store_active,
+    stored_variable,
     translate_error,
 )
 
 ZEROS = tf.compat.v1.zeros_initializer()
 ONES = tf.compat.v1.ones_initializer()
 UNSUPPORTED = "use tf_keras (TF_USE_LEGACY_KERAS=1) for this option, or leave it out"
+REGULARIZATION_LOSSES = tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES
 
+# How many unnamed layers of each class each graph has named (TF's layer names).
+_NAMES_TAKEN = weakref.WeakKeyDictionary()
 
 
 def snake_case(class_name):
@@ -29,18 +39,79 @@ def snake_case(class_name):
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
 
 
+def unique_layer_name(base_name):
+    """``base_name`` numbered from 1 in the default graph (``dense_1``, ``dense_2``):
+    the name TF 1.15 gives a layer object made without one."""
+    taken = _NAMES_TAKEN.setdefault(tf.compat.v1.get_default_graph(), collections.Counter())
+    taken[base_name] += 1
+    return f"{base_name}_{taken[base_name]}"
+
+
+class InputSpec:
+    """TF 1.15's ``tf.layers.InputSpec``: the inputs a layer takes, checked by
+    :class:`Layer` at each call when a layer sets ``self.input_spec``.
+
+    Args:
+        dtype: the inputs' dtype, or None for any.
+        shape: a full shape (None entries for any size), or None.
+        ndim, max_ndim, min_ndim: the rank, or its bounds.
+        axes: ``{axis: size}`` for the sizes that must be known and equal.
+        allow_last_axis_squeeze, name, optional: kept as given (Keras reads them).
+    """
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None,
+                 axes=None, allow_last_axis_squeeze=False, name=None,
+                 optional=False):  # fmt: skip
+        self.dtype = None if dtype is None else tf.as_dtype(dtype).name
+        self.shape = None if shape is None else tf.TensorShape(shape)
+        self.ndim = ndim if shape is None else len(shape)
+        self.max_ndim, self.min_ndim, self.axes = max_ndim, min_ndim, dict(axes or {})
+        self.allow_last_axis_squeeze, self.name = allow_last_axis_squeeze, name
+        self.optional = optional
+
+    def __repr__(self):
+        parts = [f"{key}={value!r}" for key, value in vars(self).items() if value]
+        return f"InputSpec({', '.join(parts)})"
+
+    def problem(self, inputs):
+        """What is wrong with the tensor ``inputs`` for this spec, or None."""
+        shape, rank = inputs.shape, inputs.shape.rank
+        if self.dtype and inputs.dtype.base_dtype.name != self.dtype:
+            return f"expected {self.dtype} inputs, found {inputs.dtype.name}"
+        if rank is None:
+            return None
+        low = self.min_ndim if self.ndim is None else self.ndim
+        high = self.max_ndim if self.ndim is None else self.ndim
+        sizes = {**({} if self.shape is None else dict(enumerate(self.shape))), **self.axes}
+        wrong = [
+            axis for axis, size in sizes.items()
+            if size is not None and -rank <= axis < rank and shape[axis] != size
+        ]  # fmt: skip
+        if (low or 0) <= rank <= (rank if high is None else high) and not wrong:
+            return None
+        return f"expected inputs as {self!r}, found shape {shape}"
+
+
 class Layer:
     """TF 1.15's ``tf.layers.Layer``: a name, a variable scope, variables made on the
-    first call and shared on every later one.
+    first call and owned by the object, so every later call uses them again.
+
+    In a graph (and inside a sharing template) the variables come from
+    ``tf.compat.v1.get_variable`` in the layer's scope; eagerly, the object makes
+    them once and holds them, as TF 1.15's layer objects did. The function forms
+    (``dense(x, 10)``) make a new object per call, so they refuse plain eager
+    execution (see :func:`function_form`).
 
     Args:
         trainable: whether the variables join ``TRAINABLE_VARIABLES``.
-        name: the layer's name; its scope is this name made unique in the
-            enclosing variable scope (``fc``, ``fc_1``); None: the class's name
-            in snake case (``dense``).
+        name: the layer's name, and the variable scope made unique in the
+            enclosing one (``fc``, ``fc_1``); None: :attr:`name` is the class's
+            name in snake case numbered in the graph (``dense_1``) and the scope
+            that name unnumbered, made unique (``dense``).
         dtype: the variables' dtype; None takes the input's.
         activity_regularizer: None, or a function ``outputs -> scalar``; its
-            value divided by the batch size joins ``REGULARIZATION_LOSSES``.
+            value divided by the batch size joins :attr:`losses` (and, in a
+            graph, ``REGULARIZATION_LOSSES``).
         **kwargs: only what the function forms pass: ``_scope`` (this exact
             scope) and ``_reuse``.
 
@@ -49,25 +120,33 @@ class Layer:
     """
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
-        self._base_name = name or snake_case(type(self).__name__)
         scope, self._reuse = kwargs.pop("_scope", None), kwargs.pop("_reuse", None)
         self.activity_regularizer = kwargs.pop("activity_regularizer", None)
+        default = snake_case(type(self).__name__)
+        if isinstance(name, tf.compat.v1.VariableScope):
+            self._base_name, self._name = name.name, unique_layer_name(default)
+        else:
+            self._base_name = name or default
+            self._name = name or unique_layer_name(default)
         require(
             self._base_name,
             f"expected TF 1.15's arguments, found {sorted(kwargs)}" if kwargs else None,
             f"see the signature of layers.tf1.{type(self).__name__}",
         )
         self.trainable, self.built, self.dtype = trainable, False, dtype
+        self.input_spec = None
         self._scope = None
         if scope:
             with tf.compat.v1.variable_scope(scope) as captured:
                 self._scope = captured
         self._trainable_weights, self._non_trainable_weights, self._updates = [], [], []
+        # weight regularization: tensors, or functions evaluated at each read; added
+        self._weight_losses, self._loss_functions, self._losses = [], [], []
 
     @property
     def name(self):
-        """The layer's name (its scope's last part once it was called)."""
-        return self._scope.name.split("/")[-1] if self._scope else self._base_name
+        """The layer's name: the one given, or ``<class in snake case>_<n>``."""
+        return self._name
 
     @property
     def scope_name(self):
@@ -102,16 +181,43 @@ class Layer:
         """The update ops of every call (batch normalization in training)."""
         return list(self._updates)
 
+    @property
+    def losses(self):
+        """The layer's losses: its weights' regularization (in a graph the tensors
+        of ``REGULARIZATION_LOSSES``; eagerly computed now), then :meth:`add_loss`'s
+        and the activity regularizer's (eagerly, those of the last call only)."""
+        computed = [loss() for loss in self._loss_functions]
+        return computed + self._weight_losses + self._losses
+
+    def add_loss(self, losses, inputs=None):
+        """Adds a loss tensor, a list of them, or a function ``() -> loss`` (computed
+        at each read of :attr:`losses`); in a graph a tensor also joins
+        ``REGULARIZATION_LOSSES``, as in TF 1.15. ``inputs`` is not used."""
+        del inputs  # TF 1.15 ties a loss to its inputs for Keras models only
+        for loss in losses if isinstance(losses, (list, tuple)) else [losses]:
+            if callable(loss):
+                self._loss_functions.append(loss)
+                continue
+            self._losses.append(loss)
+            if not tf.executing_eagerly():
+                tf.compat.v1.add_to_collection(REGULARIZATION_LOSSES, loss)
+
+    def get_config(self):
+        """The layer's constructor arguments as it holds them (Keras' ``get_config``):
+        ``name``, ``trainable``, ``dtype`` and each argument kept under its own name."""
+        arguments = inspect.signature(type(self).__init__).parameters
+        held = {key: getattr(self, key) for key in arguments if key in vars(self)}
+        dtype = self.dtype if self.dtype is None else tf.as_dtype(self.dtype).name
+        return {**held, "name": self.name, "trainable": self.trainable, "dtype": dtype}
+
     def __call__(self, inputs, *args, **kwargs):
         """Builds the variables on the first call, then applies the layer.
 
         Raises:
-            EagerError: in plain eager execution, outside a sharing template.
-            ScopeError: the variables exist and reuse is off, or reuse is on and
-                they do not exist (TensorFlow's own words are in the message).
+            ScopeError: in a graph, the variables exist and reuse is off, or
+                reuse is on and they do not exist (TensorFlow's own words are in
+                the message).
         """
-        if self.has_variables():  # refused before its default name is taken
-            require_graph(self._scope.name if self._scope else self._base_name)
         if self._scope is None:
             opened = (
                 tf.compat.v1.variable_scope(self._base_name)
@@ -125,6 +231,11 @@ class Layer:
             self._scope, reuse=reuse, auxiliary_name_scope=False
         ), tf.compat.v1.name_scope(self._scope.original_name_scope or None):
             inputs = tf.convert_to_tensor(inputs)
+            if tf.executing_eagerly():  # a call's losses are values: keep the last's
+                self._losses = []
+            if self.input_spec is not None:
+                problem = self.input_spec.problem(inputs)
+                require(self._scope.name, problem, "give an input of that form", ShapeError)
             if not self.built:
                 self.dtype = tf.as_dtype(self.dtype or inputs.dtype.base_dtype)
                 self.build(inputs.shape)
@@ -132,10 +243,7 @@ class Layer:
             outputs = self.call(self._cast_inputs(inputs), *args, **kwargs)
             if self.activity_regularizer is not None:  # a float32 loss under a policy
                 loss = self.activity_regularizer(at_least_float32(outputs))
-                batch = tf.cast(tf.shape(outputs)[0], loss.dtype)
-                tf.compat.v1.add_to_collection(
-                    tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, loss / batch
-                )
+                self.add_loss(loss / tf.cast(tf.shape(outputs)[0], loss.dtype))
         return outputs
 
     apply = __call__
@@ -147,6 +255,24 @@ class Layer:
 
     def build(self, input_shape):
         """Makes the layer's variables (none here)."""
+
+    def compute_output_shape(self, input_shape):
+        """The output's static shape for an input of ``input_shape``.
+
+        Args:
+            input_shape: a ``tf.TensorShape``, or a list or tuple of sizes.
+
+        Returns:
+            A ``tf.TensorShape``.
+
+        Raises:
+            ShapeError: the layer cannot take an input of that shape.
+        """
+        return self._output_shape(tf.TensorShape(input_shape))
+
+    def _output_shape(self, input_shape):
+        """:meth:`compute_output_shape` of a ``tf.TensorShape``: here the same."""
+        return input_shape
 
     def _cast_inputs(self, inputs):
         """The inputs as :meth:`call` takes them: here as they are."""
@@ -162,7 +288,8 @@ class Layer:
             dtype: None for the layer's.
             initializer: None for the scope's (TF's default: Glorot uniform).
             regularizer: None, or ``variable -> scalar``; in a graph its loss joins
-                ``REGULARIZATION_LOSSES`` once, when the variable is created.
+                ``REGULARIZATION_LOSSES`` once, when the variable is created; it
+                joins :attr:`losses` in any case.
             trainable: False for statistics that are not trained.
             constraint: None, or a projection applied after optimizer updates.
 
@@ -170,16 +297,24 @@ class Layer:
             The variable.
         """
         owner = self._scope.name
-        require_graph(owner)  # a subclass may make variables outside ``build``
         trainable = trainable and self.trainable
+        stored = sharing_store_active()  # else made once here, owned by this object
+        collected = tf.compat.v1.get_collection_ref(REGULARIZATION_LOSSES)
+        before = len(collected)
         try:
             variable = tf.compat.v1.get_variable(
                 name, shape, dtype or self.dtype, initializer=initializer,
-                regularizer=regularizer,
+                regularizer=regularizer if stored else None,
                 trainable=trainable, constraint=constraint,
             )  # fmt: skip
         except ValueError as err:
             raise with_tensorflow_words(owner, name, shape, err) from None
+        if stored:
+            self._weight_losses += collected[before:]
+        elif regularizer is not None:
+            self._loss_functions.append(
+                functools.partial(regularizer, stored_variable(variable))
+            )
         (self._trainable_weights if trainable else self._non_trainable_weights).append(
             variable
         )
@@ -193,13 +328,15 @@ class Layer:
         Raises:
             ShapeError: another rank, or that dimension is unknown.
         """
-        if input_shape.rank != rank or input_shape[axis] is None:
+        size = tf.compat.dimension_value(input_shape[axis]) if input_shape.rank else None
+        if input_shape.rank != rank or size is None:
+            owner = self._scope.name if self._scope else self._base_name
             raise ShapeError(
-                f"{self._scope.name}: expected an input of rank {rank} with a known "
+                f"{owner}: expected an input of rank {rank} with a known "
                 f"{what} dimension, found shape {input_shape}; reshape the input, or "
                 "give it a static shape (a placeholder of that shape)"
             )
-        return int(input_shape[axis])
+        return size
 
 
 def with_tensorflow_words(owner, name, shape, err):
@@ -221,7 +358,10 @@ def settings(initializer=None, regularizer=None, constraint=None):
 
 
 def sizes(owner, value, rank, what):
-    """``value`` (an int or ``rank`` ints, each >= 1) as a tuple of ``rank`` ints."""
+    """``value`` (an int, or ``rank`` ints in a list, tuple or ``tf.TensorShape``;
+    each >= 1) as a tuple of ``rank`` ints."""
+    if isinstance(value, tf.TensorShape) and value.rank is not None:
+        value = tuple(value.as_list())
     values = tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
     problems = [int_problem(item, name=what) for item in values]
     if len(values) != rank:
@@ -246,6 +386,23 @@ def is_channels_first(owner, data_format):
     return data_format == "channels_first"
 
 
+def check_training(owner, training):
+    """Raises ZooError unless ``training`` is a bool or a bool tensor of rank 0 or of
+    unknown rank (``tf.compat.v1.placeholder(tf.bool)``, fed a scalar)."""
+    if not (tf.is_tensor(training) and training.dtype == tf.bool
+            and training.shape.rank is None):  # fmt: skip
+        check_scalar_training(owner, training)
+
+
+def spatial_size(size, kernel, stride, padding, dilation=1):
+    """The output size along one spatial axis of a convolution or pooling window
+    (``padding`` ``"VALID"`` or ``"SAME"``); None for an unknown ``size``."""
+    if size is None:
+        return None
+    reach = (kernel - 1) * dilation + 1
+    return -(-(size if padding == "SAME" else size - reach + 1) // stride)
+
+
 def nn_format(rank, channels_first):
     """``tf.nn``'s data format for ``rank`` spatial dimensions: ``"NHWC"``, ``"NCW"`` ..."""
     spatial = "DHW"[-rank:]
@@ -259,11 +416,18 @@ class Projection(Layer):
     of ``call``.
     """
 
-    def _project(self, activation, use_bias, kernel, bias):
-        """Keeps the activation and each (initializer, regularizer, constraint)."""
+    def _project(self, activation, use_bias, **variables):
+        """Keeps the activation and, for each ``variable=(initializer, regularizer,
+        constraint)``, the attributes ``<variable>_initializer`` ... as TF's layers."""
         self.activation, self.use_bias = activation, use_bias
-        self._kernel_settings, self._bias_settings = settings(*kernel), settings(*bias)
+        for variable, values in variables.items():
+            for part, value in settings(*values).items():
+                setattr(self, f"{variable}_{part}", value)
         self.kernel = self.bias = None
+
+    def _settings_of(self, variable):
+        """``add_weight``'s arguments for ``variable`` from the layer's attributes."""
+        return {part: getattr(self, f"{variable}_{part}") for part in settings()}
 
     def _cast_inputs(self, inputs):
         """The inputs in the dtype the weights are read in: a precision policy's
@@ -272,7 +436,7 @@ class Projection(Layer):
 
     def _make_bias(self, width):
         if self.use_bias:
-            self.bias = self.add_weight("bias", [width], **self._bias_settings)
+            self.bias = self.add_weight("bias", [width], **self._settings_of("bias"))
 
     def _finish(self, outputs, data_format=None):
         """Adds the bias (on the channels of ``data_format``), applies the activation."""
@@ -283,14 +447,35 @@ class Projection(Layer):
 
 def variant(base, name, rank, **attributes):
     """The subclass ``name`` of ``base`` for ``rank`` spatial dimensions, TF's name
-    written into its docstring in place of ``base.family``."""
+    written into its docstring in place of ``base.family``; each argument named in
+    ``base.ranked_defaults`` defaults to TF 1.15's form for that rank: ``1`` in one
+    dimension, ``(1, 1)`` in two, ``(1, 1, 1)`` in three."""
     namespace = {"__doc__": base.__doc__.replace(base.family, name),
                  "__module__": base.__module__, "__qualname__": name, "rank": rank,
                  **attributes}  # fmt: skip
+    ranked = getattr(base, "ranked_defaults", ())
+    if ranked:
+        ones = (1,) * rank if rank > 1 else 1
+        namespace["__init__"] = with_defaults(base.__init__, dict.fromkeys(ranked, ones))
     return type(name, (base,), namespace)
 
 
-def function_form(cls, training=False, last=()):
+def with_defaults(function, defaults):
+    """A copy of ``function`` whose keyword defaults ``defaults`` (name -> value)
+    replace its own; the same code, so a zero-argument ``super()`` still works."""
+    code = function.__code__
+    names = code.co_varnames[: code.co_argcount]
+    first = len(names) - len(function.__defaults__)
+    own = zip(names[first:], function.__defaults__, strict=True)
+    values = [defaults.get(name, value) for name, value in own]
+    copy = types.FunctionType(code, function.__globals__, function.__name__,
+                              tuple(values), function.__closure__)  # fmt: skip
+    copy.__kwdefaults__, copy.__doc__ = function.__kwdefaults__, function.__doc__
+    copy.__qualname__ = function.__qualname__
+    return copy
+
+
+def function_form(cls, training=False, last=(), defaults=None):
     """TF 1.15's function form of ``cls``: ``f(inputs, <cls's arguments>, name=None)``.
 
     Args:
@@ -298,11 +483,16 @@ def function_form(cls, training=False, last=()):
         training: whether the function takes ``training`` (placed before
             ``trainable``, or before ``name``) and hands it to the call.
         last: arguments TF 1.15 lists after ``name`` and ``reuse``.
+        defaults: ``{argument: default}`` where TF 1.15's function differs
+            from its class.
 
     Returns:
         A function that builds ``cls(..., name=name, _scope=name, _reuse=reuse)``
         (exactly the scope ``name``, or the class's unique default name) and
         applies it to ``inputs``; ``reuse`` is taken by layers with variables.
+        Such a function raises :class:`layers.errors.EagerError` in plain eager
+        execution (outside a sharing template), where TF 1.15 made new
+        variables on every call.
     """
     keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
     arguments = [
@@ -316,6 +506,10 @@ def function_form(cls, training=False, last=()):
         arguments.insert(at, inspect.Parameter("training", keyword, default=False))
     if reuse:
         arguments.append(inspect.Parameter("reuse", keyword, default=None))
+    arguments = [
+        p.replace(default=defaults[p.name]) if p.name in (defaults or {}) else p
+        for p in arguments
+    ]  # fmt: skip
     arguments.sort(key=lambda p: p.name in last)
     signature = inspect.Signature([inspect.Parameter("inputs", keyword), *arguments])
 
@@ -327,6 +521,8 @@ def function_form(cls, training=False, last=()):
         call = {"training": values.pop("training")} if training else {}
         reuse_scope = values.pop("reuse", None)
         layer = cls(**values, _scope=values["name"], _reuse=reuse_scope)
+        if reuse:  # a new object per call would make new variables silently
+            require_graph(full_name(layer._base_name))
         return layer(inputs, **call)
 
     layer_function.__signature__ = signature

@@ -1,9 +1,10 @@
 """TF 1.15's ``tf.layers`` convolutional module: ``Conv1D/2D/3D``,
-``Conv2DTranspose``, ``SeparableConv2D`` and their function forms."""
+``Conv2DTranspose/3DTranspose``, ``SeparableConv1D/2D`` and their function forms."""
 
 import tensorflow as tf
 
 from layers.checks import int_problem, require
+from layers.errors import ShapeError
 from layers.tf1.base import (
     ZEROS,
     Projection,
@@ -11,8 +12,8 @@ from layers.tf1.base import (
     is_channels_first,
     nn_format,
     nn_padding,
-    settings,
     sizes,
+    spatial_size,
     variant,
 )
 
@@ -22,16 +23,18 @@ class Convolution(Projection):
 
     ``kernel`` is ``kernel_size + [input channels, filters]``, ``bias`` [filters].
     ``kernel_size``, ``strides`` and ``dilation_rate`` are an int or ``rank``
-    ints; ``padding`` is ``"valid"`` or ``"same"``; ``data_format``
-    ``"channels_last"`` or ``"channels_first"``. The other arguments as
-    :class:`Dense`.
+    ints (a list, tuple or ``tf.TensorShape``); ``padding`` is ``"valid"`` or
+    ``"same"``; ``data_format`` ``"channels_last"`` or ``"channels_first"``. The
+    other arguments as :class:`Dense`.
 
     Raises:
         ZooError: a size, the padding or the data format is not one of those.
-        ShapeError: the input is not of rank ``rank + 2`` with known channels.
+        ShapeError: the input is not of rank ``rank + 2`` with known channels
+            (TensorFlow's words: "The channel dimension of the inputs should be
+            defined").
     """
 
-    family, rank = "Conv1D/2D/3D", None
+    family, rank, ranked_defaults = "Conv1D/2D/3D", None, ("strides", "dilation_rate")
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, activation=None,
@@ -48,48 +51,78 @@ class Convolution(Projection):
         self.kernel_size = sizes(owner, kernel_size, self.rank, "kernel_size")
         self.strides = sizes(owner, strides, self.rank, "strides")
         self.dilation_rate = sizes(owner, dilation_rate, self.rank, "dilation_rate")
-        self.padding = nn_padding(owner, padding)
+        self.padding = nn_padding(owner, padding).lower()
         self.channels_first = is_channels_first(owner, data_format)
+        self.data_format = "channels_first" if self.channels_first else "channels_last"
         self._project(
             activation,
             use_bias,
-            (kernel_initializer, kernel_regularizer, kernel_constraint),
-            (bias_initializer, bias_regularizer, bias_constraint),
+            kernel=(kernel_initializer, kernel_regularizer, kernel_constraint),
+            bias=(bias_initializer, bias_regularizer, bias_constraint),
         )
 
     @property
     def _format(self):
         return nn_format(self.rank, self.channels_first)
 
+    @property
+    def _spatial_axes(self):
+        first = 2 if self.channels_first else 1
+        return range(first, first + self.rank)
+
     def _channels(self, input_shape):
-        return self._dimension(
-            input_shape, self.rank + 2, 1 if self.channels_first else -1, "channels"
-        )
+        """The input's channels. Raises ShapeError: another rank, or unknown."""
+        rank, axis = self.rank + 2, 1 if self.channels_first else -1
+        size = tf.compat.dimension_value(input_shape[axis]) if input_shape.rank else None
+        if input_shape.rank != rank or size is None:
+            owner = self._scope.name if self._scope else self._base_name
+            raise ShapeError(
+                f"{owner}: expected an input of rank {rank} with known channels. The "
+                "channel dimension of the inputs should be defined. The input_shape "
+                f"received is {input_shape}; reshape the input, or give it a static "
+                "shape (a placeholder of that shape)"
+            )
+        return size
+
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, channels, self.filters]
 
     def build(self, input_shape):
-        shape = [*self.kernel_size, self._channels(input_shape), self.filters]
-        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
+        shape = self._kernel_shape(self._channels(input_shape))
+        self.kernel = self.add_weight("kernel", shape, **self._settings_of("kernel"))
         self._make_bias(self.filters)
+
+    def _size(self, size, i):
+        """The output size along the ``i``-th spatial axis for an input size ``size``."""
+        return spatial_size(size, self.kernel_size[i], self.strides[i],
+                            self.padding.upper(), self.dilation_rate[i])  # fmt: skip
+
+    def _output_shape(self, input_shape):
+        self._channels(input_shape)
+        shape = input_shape.as_list()
+        for i, axis in enumerate(self._spatial_axes):
+            shape[axis] = self._size(shape[axis], i)
+        shape[1 if self.channels_first else -1] = self.filters
+        return tf.TensorShape(shape)
 
     def call(self, inputs):
         outputs = tf.nn.convolution(
             inputs,
             self.kernel,
             strides=self.strides,
-            padding=self.padding,
+            padding=self.padding.upper(),
             dilations=self.dilation_rate,
             data_format=self._format,
         )
         return self._finish(outputs, self._format)
 
 
-
-
 Conv1D, Conv2D, Conv3D = (variant(Convolution, f"Conv{n}D", n) for n in (1, 2, 3))
 
 
-class Conv2DTranspose(Convolution):
-    """TF 1.15's ``tf.layers.Conv2DTranspose``: the gradient of a 2-D convolution.
+class Transposed(Convolution):
+    """TF 1.15's ``tf.layers.Conv2DTranspose/3DTranspose``: the gradient of a
+    convolution.
 
     ``kernel`` is ``kernel_size + [filters, input channels]``; each spatial size
     grows to ``size * stride`` (``"same"``) or ``size * stride + max(kernel -
@@ -97,9 +130,9 @@ class Conv2DTranspose(Convolution):
     ``dilation_rate``.
     """
 
-    rank = 2
+    family, ranked_defaults = "Conv2DTranspose/3DTranspose", ("strides",)
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+    def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", activation=None, use_bias=True,
                  kernel_initializer=None, bias_initializer=ZEROS, kernel_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
@@ -111,56 +144,52 @@ class Conv2DTranspose(Convolution):
             **kwargs,
         )  # fmt: skip
 
-    def build(self, input_shape):
-        shape = [*self.kernel_size, self.filters, self._channels(input_shape)]
-        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
-        self._make_bias(self.filters)
+    def _kernel_shape(self, channels):
+        return [*self.kernel_size, self.filters, channels]
 
-    def _grown(self, size, axis):
-        """The output size along spatial ``axis`` for an input size ``size``."""
+    def _size(self, size, i):
         if size is None:
             return None
-        kernel, stride = self.kernel_size[axis], self.strides[axis]
+        kernel, stride = self.kernel_size[i], self.strides[i]
         grown = size * stride
-        return grown if self.padding == "SAME" else grown + max(kernel - stride, 0)
+        return grown if self.padding == "same" else grown + max(kernel - stride, 0)
 
     def call(self, inputs):
-        spatial = (2, 3) if self.channels_first else (1, 2)
         dynamic = tf.shape(inputs)
-        sizes = [self._grown(dynamic[axis], i) for i, axis in enumerate(spatial)]
-        known = [self._grown(inputs.shape[axis], i) for i, axis in enumerate(spatial)]
-        channels = [self.filters]
-
-        def arrange(batch, heights_widths):
-            if self.channels_first:
-                return [batch, *channels, *heights_widths]
-            return [batch, *heights_widths, *channels]
-
-        outputs = tf.nn.conv2d_transpose(
+        shape = [dynamic[0], *([self.filters] if self.channels_first else [])]
+        shape += [self._size(dynamic[axis], i) for i, axis in enumerate(self._spatial_axes)]
+        shape += [] if self.channels_first else [self.filters]
+        outputs = tf.nn.conv_transpose(
             inputs,
             self.kernel,
-            tf.stack(arrange(dynamic[0], sizes)),
+            tf.stack(shape),
             strides=self.strides,
-            padding=self.padding,
+            padding=self.padding.upper(),
             data_format=self._format,
         )
-        outputs.set_shape(arrange(inputs.shape[0], known))
+        outputs.set_shape(self._output_shape(inputs.shape))
         return self._finish(outputs, self._format)
 
 
-class SeparableConv2D(Convolution):
-    """TF 1.15's ``tf.layers.SeparableConv2D``: a depthwise then a 1x1 convolution.
+Conv2DTranspose, Conv3DTranspose = (
+    variant(Transposed, f"Conv{n}DTranspose", n) for n in (2, 3)
+)
+
+
+class Separable(Convolution):
+    """TF 1.15's ``tf.layers.SeparableConv1D/2D``: a depthwise then a pointwise
+    (1x1) convolution.
 
     Variables ``depthwise_kernel`` ``kernel_size + [channels, depth_multiplier]``,
-    ``pointwise_kernel`` [1, 1, channels * depth_multiplier, filters] and
-    ``bias`` [filters]; each ``depthwise_*``/``pointwise_*`` argument goes to its
-    variable. The other arguments as :class:`Conv2D`.
+    ``pointwise_kernel`` ``[1] * rank + [channels * depth_multiplier, filters]``
+    and ``bias`` [filters]; each ``depthwise_*``/``pointwise_*`` argument goes to
+    its variable. The other arguments as :class:`Conv2D`.
     """
 
-    rank = 2
+    family = "SeparableConv1D/2D"
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+    def __init__(self, filters, kernel_size, strides=1, padding="valid",
+                 data_format="channels_last", dilation_rate=1, depth_multiplier=1,
                  activation=None, use_bias=True, depthwise_initializer=None,
                  pointwise_initializer=None, bias_initializer=ZEROS,
                  depthwise_regularizer=None, pointwise_regularizer=None,
@@ -179,11 +208,12 @@ class SeparableConv2D(Convolution):
             "pass e.g. depth_multiplier=1",
         )
         self.depth_multiplier = depth_multiplier
-        self._depthwise_settings = settings(
-            depthwise_initializer, depthwise_regularizer, depthwise_constraint
-        )
-        self._pointwise_settings = settings(
-            pointwise_initializer, pointwise_regularizer, pointwise_constraint
+        self._project(
+            activation,
+            use_bias,
+            depthwise=(depthwise_initializer, depthwise_regularizer, depthwise_constraint),
+            pointwise=(pointwise_initializer, pointwise_regularizer, pointwise_constraint),
+            bias=(bias_initializer, bias_regularizer, bias_constraint),
         )
 
     def build(self, input_shape):
@@ -191,31 +221,49 @@ class SeparableConv2D(Convolution):
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel",
             [*self.kernel_size, channels, self.depth_multiplier],
-            **self._depthwise_settings,
+            **self._settings_of("depthwise"),
         )
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel",
-            [1, 1, channels * self.depth_multiplier, self.filters],
-            **self._pointwise_settings,
+            [1] * self.rank + [channels * self.depth_multiplier, self.filters],
+            **self._settings_of("pointwise"),
         )
         self._make_bias(self.filters)
 
     def call(self, inputs):
-        strides = (1, 1, *self.strides) if self.channels_first else (1, *self.strides, 1)
+        """In one dimension, a height of 1 is added for ``tf.nn.separable_conv2d``; the
+        stride and dilation along it change nothing (a kernel of height 1), so they
+        equal the width's: the CPU's float16 kernel takes equal strides only."""
+        flat = self.rank == 1
+        strides, dilations = self.strides * (1 + flat), self.dilation_rate * (1 + flat)
+        depthwise, pointwise = self.depthwise_kernel, self.pointwise_kernel
+        height = self._spatial_axes[0]
+        if flat:
+            inputs = tf.expand_dims(inputs, height)
+            depthwise, pointwise = (tf.expand_dims(k, 0) for k in (depthwise, pointwise))
         outputs = tf.nn.separable_conv2d(
             inputs,
-            self.depthwise_kernel,
-            self.pointwise_kernel,
-            strides=strides,
-            padding=self.padding,
-            data_format=self._format,
-            dilations=self.dilation_rate,
+            depthwise,
+            pointwise,
+            strides=(1, 1, *strides) if self.channels_first else (1, *strides, 1),
+            padding=self.padding.upper(),
+            data_format=nn_format(2, self.channels_first),
+            dilations=dilations,
         )
+        if flat:
+            outputs = tf.squeeze(outputs, [height])
         return self._finish(outputs, self._format)
+
+
+SeparableConv1D, SeparableConv2D = (
+    variant(Separable, f"SeparableConv{n}D", n) for n in (1, 2)
+)
 
 
 conv1d = function_form(Conv1D)
 conv2d = function_form(Conv2D)
 conv3d = function_form(Conv3D)
 conv2d_transpose = function_form(Conv2DTranspose)
+conv3d_transpose = function_form(Conv3DTranspose)
+separable_conv1d = function_form(SeparableConv1D)
 separable_conv2d = function_form(SeparableConv2D)

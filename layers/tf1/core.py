@@ -5,8 +5,14 @@ import math
 import tensorflow as tf
 
 from layers.checks import int_problem, probability_problem, require
-from layers.normalization import check_training
-from layers.tf1.base import ZEROS, Layer, Projection, function_form, is_channels_first
+from layers.tf1.base import (
+    ZEROS,
+    Layer,
+    Projection,
+    check_training,
+    function_form,
+    is_channels_first,
+)
 
 
 class Dense(Projection):
@@ -34,14 +40,21 @@ class Dense(Projection):
         self._project(
             activation,
             use_bias,
-            (kernel_initializer, kernel_regularizer, kernel_constraint),
-            (bias_initializer, bias_regularizer, bias_constraint),
+            kernel=(kernel_initializer, kernel_regularizer, kernel_constraint),
+            bias=(bias_initializer, bias_regularizer, bias_constraint),
         )
 
+    def _width(self, input_shape):
+        """The input's last dimension (rank at least 2)."""
+        return self._dimension(input_shape, max(input_shape.rank or 0, 2), -1, "last")
+
+    def _output_shape(self, input_shape):
+        self._width(input_shape)
+        return input_shape[:-1].concatenate([self.units])
+
     def build(self, input_shape):
-        width = self._dimension(input_shape, max(input_shape.rank or 0, 2), -1, "last")
-        shape = [width, self.units]
-        self.kernel = self.add_weight("kernel", shape, **self._kernel_settings)
+        shape = [self._width(input_shape), self.units]
+        self.kernel = self.add_weight("kernel", shape, **self._settings_of("kernel"))
         self._make_bias(self.units)
 
     def call(self, inputs):
@@ -57,16 +70,19 @@ class Dropout(Layer):
     probability ``rate`` and scales the rest by ``1 / (1 - rate)``.
 
     ``training`` is a Python bool or a scalar bool tensor (default False: the
-    input unchanged). ``noise_shape`` and ``seed`` as ``tf.nn.dropout``.
+    input unchanged). ``rate`` is a number or a float tensor (fed each run);
+    ``noise_shape`` and ``seed`` as ``tf.nn.dropout``.
 
     Raises:
-        ZooError: ``rate`` outside [0, 1), or a ``training`` of another kind.
+        ZooError: a number ``rate`` outside [0, 1), or a ``training`` of another
+            kind.
     """
 
     def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
-        problem = probability_problem(rate, zero=True, one=False, name="rate")
-        require(self._base_name, problem, "pass e.g. rate=0.5")
+        if not tf.is_tensor(rate):
+            problem = probability_problem(rate, zero=True, one=False, name="rate")
+            require(self._base_name, problem, "pass e.g. rate=0.5")
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
     def call(self, inputs, training=False):
@@ -94,18 +110,31 @@ class Flatten(Layer):
         super().__init__(name=name, **kwargs)
         self.channels_first = is_channels_first(self._base_name, data_format)
 
+    def _output_shape(self, input_shape):
+        if input_shape.rank is None:
+            return tf.TensorShape([None, None])
+        sizes = input_shape.as_list()
+        width = None if None in sizes[1:] else math.prod(sizes[1:])
+        return tf.TensorShape([sizes[0] if sizes else 1, width])
+
     def call(self, inputs):
         rank = inputs.shape.rank
         if rank == 1:
             return tf.expand_dims(inputs, 1)
         if self.channels_first and rank > 2:
             inputs = tf.transpose(inputs, [0, *range(2, rank), 1])
-        rest = inputs.shape[1:]
-        if rest.is_fully_defined():
-            return tf.reshape(inputs, [-1, math.prod(rest)])
-        return tf.reshape(inputs, tf.stack([tf.shape(inputs)[0], -1]))
+        shape = self._output_shape(inputs.shape)
+        width = tf.compat.dimension_value(shape[1])
+        if width is not None:  # int64: a width over int32 too
+            return tf.reshape(inputs, tf.constant([-1, width], tf.int64))
+        batch = tf.shape(inputs, out_type=tf.int64)[0]  # a batch over int32 too
+        outputs = tf.reshape(inputs, tf.stack([batch, tf.constant(-1, tf.int64)]))
+        outputs.set_shape(shape)
+        return outputs
 
 
 dense = function_form(Dense)
 dropout = function_form(Dropout, training=True)
-flatten = function_form(Flatten, last=("data_format",))
+flatten = function_form(
+    Flatten, last=("data_format",), defaults={"data_format": "channels_last"}
+)

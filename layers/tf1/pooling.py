@@ -1,4 +1,4 @@
-"""TF 1.15's ``tf.layers`` pooling module: max and average pooling in 1 and 2
+"""TF 1.15's ``tf.layers`` pooling module: max and average pooling in 1, 2 and 3
 dimensions, classes and function forms."""
 
 import tensorflow as tf
@@ -10,6 +10,7 @@ from layers.tf1.base import (
     nn_format,
     nn_padding,
     sizes,
+    spatial_size,
     variant,
 )
 
@@ -17,8 +18,9 @@ from layers.tf1.base import (
 class Pooling(Layer):
     """TF 1.15's ``tf.layers.MaxPooling/AveragePooling`` over ``rank`` dimensions.
 
-    ``pool_size`` and ``strides`` (both required) are an int or ``rank`` ints;
-    ``padding`` and ``data_format`` as :class:`Conv2D`.
+    ``pool_size`` and ``strides`` (both required) are an int or ``rank`` ints
+    (a list, tuple or ``tf.TensorShape``); ``padding`` and ``data_format`` as
+    :class:`Conv2D`.
 
     Raises:
         ZooError: a size, the padding or the data format is not one of those.
@@ -32,30 +34,41 @@ class Pooling(Layer):
         owner = self._base_name
         self.pool_size = sizes(owner, pool_size, self.rank, "pool_size")
         self.strides = sizes(owner, strides, self.rank, "strides")
-        self.padding = nn_padding(owner, padding)
+        self.padding = nn_padding(owner, padding).lower()
         self.channels_first = is_channels_first(owner, data_format)
+        self.data_format = "channels_first" if self.channels_first else "channels_last"
+
+    def _output_shape(self, input_shape):
+        shape = input_shape.as_list()
+        first = 2 if self.channels_first else 1
+        for i, axis in enumerate(range(first, first + self.rank)):
+            window, stride = self.pool_size[i], self.strides[i]
+            shape[axis] = spatial_size(shape[axis], window, stride, self.padding.upper())
+        return tf.TensorShape(shape)
 
     def call(self, inputs):
         return self.pool(
             inputs,
             self.pool_size,
             self.strides,
-            self.padding,
+            self.padding.upper(),
             data_format=nn_format(self.rank, self.channels_first),
         )
 
 
-MaxPooling1D = variant(Pooling, "MaxPooling1D", 1, pool=staticmethod(tf.nn.max_pool1d))
-MaxPooling2D = variant(Pooling, "MaxPooling2D", 2, pool=staticmethod(tf.nn.max_pool2d))
-AveragePooling1D = variant(
-    Pooling, "AveragePooling1D", 1, pool=staticmethod(tf.nn.avg_pool1d)
+MaxPooling1D, MaxPooling2D, MaxPooling3D = (
+    variant(Pooling, f"MaxPooling{n}D", n, pool=staticmethod(pool))
+    for n, pool in ((1, tf.nn.max_pool1d), (2, tf.nn.max_pool2d), (3, tf.nn.max_pool3d))
 )
-AveragePooling2D = variant(
-    Pooling, "AveragePooling2D", 2, pool=staticmethod(tf.nn.avg_pool2d)
+AveragePooling1D, AveragePooling2D, AveragePooling3D = (
+    variant(Pooling, f"AveragePooling{n}D", n, pool=staticmethod(pool))
+    for n, pool in ((1, tf.nn.avg_pool1d), (2, tf.nn.avg_pool2d), (3, tf.nn.avg_pool3d))
 )
 
 
 max_pooling1d = function_form(MaxPooling1D)
 max_pooling2d = function_form(MaxPooling2D)
+max_pooling3d = function_form(MaxPooling3D)
 average_pooling1d = function_form(AveragePooling1D)
 average_pooling2d = function_form(AveragePooling2D)
+average_pooling3d = function_form(AveragePooling3D)

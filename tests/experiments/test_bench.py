@@ -3,10 +3,11 @@
 import json
 import math
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.bench import contenders, precision, rnn_siamese
+from experiments.bench import contenders, precision, rnn_siamese, tf1_layers
 from experiments.bench import speed as bench
 from experiments.harness import datasets
 from layers.errors import ZooError
@@ -170,6 +171,27 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
     test_bench_lstm_lm.check_quick_row(results["lstm_lm"])
+    for program, row in results["tf1_layers"].items():  # each side in its own process
+        sides = tf1_layers.PROGRAM_SIDES[program]
+        for table in ("steps_per_s", "median_steps_per_s", "cpu_ms_per_step"):
+            assert set(row[table]) == set(sides)
+            assert all(v > 0 and math.isfinite(v) for v in row[table].values())
+        speeds, cpu = row["steps_per_s"], row["cpu_ms_per_step"]
+        for side in sides[1:]:
+            assert row["ratio" + side.removeprefix("tf_keras")] == (
+                speeds["ours"] / speeds[side]
+            )
+        assert row["cpu_ratio"] == cpu["tf_keras"] / cpu["ours"]
+        graphs = row["graph"]
+        assert graphs["ours"]["layers"].startswith("layers.tf1")
+        assert graphs["tf_keras"]["layers"].startswith("tf_keras")
+        for counts in graphs.values():
+            assert counts["step_ops"] == sum(counts["by_type"].values()) > 0
+            assert counts["step_ops"] == sum(counts["by_layer"].values())
+    assert set(results["tf1_layers"]) == set(tf1_layers.PROGRAMS)
+    fused = results["tf1_layers"]["dcgan"]["graph"]  # TF's batch norm: fused unless told
+    assert fused["tf_keras"]["by_type"]["FusedBatchNormV3"] > 0
+    assert "FusedBatchNormV3" not in fused["tf_keras_unfused"]["by_type"]
     assert results["bf16"]["policy"] == "mixed_bfloat16"
     assert set(results["bf16"]["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
     rows = ("autoencoder", "mlp", "rnn", "siamese")
@@ -257,3 +279,17 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
         f"bf16 goal ratio_fp32 >= 1.3 (autoencoder, mlp): {verdict}; "
         "autoencoder 1.40, mlp 1.10"
     )
+
+
+def test_tf2_contenders_read_one_copy_of_the_data_until_released():
+    """Each TF2 contender once held its own 190 MB copy of the training images."""
+    from zoo.data.loaders import DataSet
+
+    rng = np.random.default_rng(0)
+    train = DataSet(rng.random((16, 4), np.float32), np.eye(4, dtype=np.float32)[[0] * 16])
+    twice = [contenders.eager_batches(train, 4, seed) for seed in (0, 1)]
+    (copy,) = contenders._EAGER_COPIES.values()  # one copy for both pipelines
+    first = [next(iter(d))[0].numpy() for d in twice]
+    assert all(np.isin(rows, copy[2][0].numpy()).all() for rows in first)
+    contenders.release()
+    assert contenders._EAGER_COPIES == {}

@@ -32,7 +32,13 @@ def test_parse_accepts_string_json_and_dict():
         ('["ps", "worker"]', "expected a mapping job -> list of host:port"),
         ("ps=h:1;worker=nohost", r"cluster job 'worker': expected an address host:port"),
         ("ps=h:99999;worker=h:2", r"expected the port of .* in \[1, 65535\], found 99999"),
-        ("ps=h:1;worker=h:2;chief=h:3", r"expected only the jobs .*found \['chief'\]"),
+        ("ps=h:1;worker=h:2;other=h:3", r"expected only the jobs .*found \['other'\]"),
+        ("ps=h:1;worker=h:2;chief=h:3,h:4", r"expected one 'chief' task, found \['h:3'"),
+        (
+            "ps=h:1;worker=h:2;evaluator=h:3",
+            r"found an 'evaluator' job: an evaluator does not train, and this runtime "
+            r"has none; remove it and evaluate the chief's checkpoints",
+        ),
     ],
 )
 def test_bad_cluster_specs(spec, message):
@@ -58,6 +64,18 @@ def test_tf_config():
         "'worker' index 2",
     ):
         cluster_spec.from_tf_config({"TF_CONFIG": json.dumps(config)})
+
+
+def test_a_chief_job_is_worker_0_and_tf_config_s_workers_follow_it():
+    cluster = {"chief": ["h:3"], "ps": ["h:1"], "worker": ["h:4", "h:5"]}
+    assert cluster_spec.parse(cluster) == {"ps": ["h:1"], "worker": ["h:3", "h:4", "h:5"]}
+    tasks = {
+        cluster_spec.from_tf_config(
+            {"TF_CONFIG": json.dumps({"cluster": cluster, "task": task})}
+        )[1:]
+        for task in ({"type": "chief", "index": 0}, {"type": "worker", "index": 1})
+    }
+    assert tasks == {("worker", 0), ("worker", 2)}
 
 
 def test_task_outside_the_cluster():

@@ -31,11 +31,9 @@ def uninstalled():
 
 
 def current():
-    """``{name: value}`` of every attribute install() may change, as it is now."""
-    return {
-        name: module.__dict__.get(attribute)
-        for name, module, attribute, _, _ in zoo.compat.changes()
-    }
+    """``{name: value}`` of every attribute or entry install() may change, as it is
+    now."""
+    return {change.name: change.current() for change in zoo.compat.changes()}
 
 
 def same(now, before):
@@ -172,7 +170,7 @@ def test_tf_slim_nets_build_and_run_with_their_default_batch_norm(
         logits, _ = net(images, num_classes=10)
     moving_means = [v for v in v1.global_variables() if v.name.endswith("/moving_mean:0")]
     updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
-    assert len(updates) == len(moving_means)
+    assert len(updates) == 2 * len(moving_means)  # moving mean and variance, as TF
     assert all(v.name.startswith(f"{name}/") or "Inception" in v.name for v in moving_means)
     with v1.Session() as session:
         session.run(v1.global_variables_initializer())
@@ -274,7 +272,7 @@ def test_dcgan_with_tf_layers_has_tf1_names_and_shares_its_discriminator(graph):
     on_fake = tf1_programs.discriminator(v1.layers, fake, reuse=True)
     assert built == DISCRIMINATOR
     assert len(v1.global_variables("discriminator")) == len(DISCRIMINATOR)
-    assert len(v1.get_collection(v1.GraphKeys.UPDATE_OPS)) == 3  # generator, twice D
+    assert len(v1.get_collection(v1.GraphKeys.UPDATE_OPS)) == 6  # G, twice D: 2 each
     trained = v1.trainable_variables("discriminator")
     for logits in (on_real, on_fake):
         assert all(g is not None for g in tf.gradients(logits, trained))

@@ -1,13 +1,22 @@
 """ClusterSpecs, ports, the loopback-only rule and the ps wait: every error, no server
 started (the specs themselves: tests/zoo/test_cluster_spec.py)."""
 
+import os
+import pathlib
+import signal
 import socket
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 import tensorflow as tf
 
 from layers import ZooError
 from zoo.parallel import cluster_spec, distributed
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_parse_cluster_makes_the_clusterspec_of_the_checked_spec():
@@ -79,7 +88,7 @@ def test_a_session_is_created_only_once_the_ps_listens():
     creator = distributed._PsCheckingSessionCreator(Creator(), cluster, timeout=0.5)
     with pytest.raises(
         ZooError,
-        match=rf"ps 127.0.0.1:{port}: expected a parameter server listening, found none "
+        match=rf"ps 127.0.0.1:{port}: expected a parameter server answering, found none "
         r"after 0.5 s; see the ps task's log \(logs/ps-0.log",
     ):
         creator.create_session()
@@ -98,6 +107,83 @@ def test_unreachable_ps_fails_within_the_timeout():
         distributed.wait_for_ps(cluster, timeout=0.5)
 
 
-def test_reachable_ps_returns(listening):
-    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{listening};worker=127.0.0.1:1")
+@pytest.fixture
+def answering():
+    """A loopback port whose listener answers HTTP/2's preface with a SETTINGS frame,
+    as a gRPC server does (and nothing more)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+
+    def serve():
+        while True:
+            try:
+                connection, _ = sock.accept()
+            except OSError:
+                return  # closed
+            with connection:
+                connection.recv(len(distributed.HTTP2_PREFACE))
+                settings = [0, 0, 0, distributed.HTTP2_SETTINGS, 0, 0, 0, 0, 0]
+                connection.sendall(bytes(settings))
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def test_a_ps_that_answers_is_ready(answering):
+    assert distributed.grpc_answers("127.0.0.1", answering, timeout=5) == "answers"
+    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{answering};worker=127.0.0.1:1")
     distributed.wait_for_ps(cluster, timeout=5)
+
+
+def test_a_listener_that_never_answers_is_no_ps(listening):
+    """What a SIGSTOPped ps looks like from outside: the kernel accepts, nobody answers."""
+    assert distributed.grpc_answers("127.0.0.1", listening, timeout=0.3) == "silent"
+    cluster = distributed.parse_cluster(f"ps=127.0.0.1:{listening};worker=127.0.0.1:1")
+    start = time.monotonic()
+    with pytest.raises(
+        ZooError,
+        match=rf"ps 127.0.0.1:{listening}: expected a parameter server answering, found a "
+        r"process that accepts connections but does not answer \(stopped, hung, or cut "
+        r"off\) after 1 s; .*start or resume \(SIGCONT\) the ps task",
+    ):
+        distributed.wait_for_ps(cluster, timeout=1, poll=0.2)
+    assert time.monotonic() - start < 3
+
+
+def wait_for_state(pid, state, timeout=10):
+    """Waits until process ``pid``'s state (``/proc/<pid>/status``) is ``state``."""
+    deadline = time.monotonic() + timeout
+    with open(f"/proc/{pid}/status") as status:
+        while status.seek(0) == 0 and f"State:\t{state}" not in status.read():
+            assert time.monotonic() < deadline, f"process {pid} never reached {state}"
+            time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_a_stopped_ps_is_seen_as_stopped_and_a_resumed_one_as_ready():
+    """TensorFlow's own ps server: SIGSTOP makes it silent (a TCP connect still
+    succeeds), SIGCONT brings its answer back."""
+    (port,) = cluster_spec.free_ports(1)
+    spec = f"ps=127.0.0.1:{port};worker=127.0.0.1:1"
+    code = (
+        "from zoo.parallel import distributed\n"
+        f"cluster = distributed.parse_cluster({spec!r})\n"
+        "distributed.start_server(cluster, 'ps', 0, expose=True).join()\n"
+    )
+    ps = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    try:
+        cluster = distributed.parse_cluster(spec)
+        distributed.wait_for_ps(cluster, timeout=120)
+        os.kill(ps.pid, signal.SIGSTOP)
+        wait_for_state(ps.pid, "T")  # the signal is delivered when it is scheduled
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()  # still accepts
+        assert distributed.grpc_answers("127.0.0.1", port, timeout=1) == "silent"
+        with pytest.raises(ZooError, match="accepts connections but does not answer"):
+            distributed.wait_for_ps(cluster, timeout=1)
+        os.kill(ps.pid, signal.SIGCONT)
+        distributed.wait_for_ps(cluster, timeout=10)
+    finally:
+        ps.kill()
+        ps.wait()

@@ -269,3 +269,34 @@ def test_a_regularizer_handed_to_the_store_counts_once_per_variable():
     assert W.name.endswith("/W:0")
     (loss,) = model.regularization_losses
     np.testing.assert_allclose(loss, (W.numpy() ** 2).sum() / 2, rtol=1e-6)
+
+
+def decayed(x):
+    """A layer whose weight decay goes into the "losses" collection (CIFAR-10 style)."""
+    with v1.variable_scope("layer"):
+        w = tf1_code.decayed_weight("W", [6, 3], 0.5, tf1_code.WEIGHT_DECAY)
+        return tf.matmul(x, w)
+
+
+def test_the_losses_collection_is_in_regularization_losses_in_every_mode():
+    x = batch()
+    model = share(decayed, fresh_scope())
+    model(tf.constant(x))
+    (w,) = model.variables
+    new = np.random.default_rng(1).random((6, 3)).astype(np.float32)
+    w.assign(new)
+    traced = tf.function(lambda x: (model(x), model.regularization_losses)[1])(x)
+    model(tf.constant(x))  # eagerly: the latest call's values
+    for losses in (traced, model.regularization_losses):
+        np.testing.assert_allclose(losses, [tf1_code.WEIGHT_DECAY * (new**2).sum() / 2])
+    assert v1.get_collection("losses") == []  # eager calls leave the global graph alone
+
+    with tf.Graph().as_default():
+        graph_model = share(decayed, "decayed")
+        graph_model(v1.placeholder(tf.float32, [None, 6]))
+        graph_model(v1.placeholder(tf.float32, [None, 6]))  # the latest call's, once
+        losses = graph_model.regularization_losses
+        with v1.Session() as session:
+            graph_model.variables[0].load(new, session)
+            values = session.run(losses)
+    np.testing.assert_allclose(values, [tf1_code.WEIGHT_DECAY * (new**2).sum() / 2])

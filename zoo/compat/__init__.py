@@ -6,11 +6,18 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
 
 * :mod:`zoo.compat.namespaces`: ``tf.compat.v1.layers`` becomes :mod:`layers.tf1`
   (TF 1.15's ``tf.layers``);
+* :mod:`zoo.compat.nn`: ``conv2d_transpose`` and its siblings of every
+  ``compat.v1`` namespace's ``nn`` give their output TF 1.x's static shape;
 * :mod:`zoo.compat.tf_slim`: the internal names tf-slim 1.1.0 reads that
   TensorFlow 2.21 removed, its batch norm's loader, its weight regularizers
   under a precision policy;
 * :mod:`zoo.compat.graph_collections`: ``get_collection`` with TF1's identity
-  ``in`` (tf-slim's collections).
+  ``in`` (tf-slim's collections);
+* :mod:`zoo.compat.contrib`: ``tf.contrib`` and ``tensorflow.contrib.*``, TF 1.15's
+  names mapped to ours or tf-slim's;
+* :mod:`zoo.compat.estimator`: ``tf.estimator`` and ``tf.compat.v1.estimator``
+  (TF 1.15's Estimator, canned estimators, export, TPUEstimator on CPU) and the
+  module paths programs import (``tensorflow_estimator...``).
 
 Importing this package changes nothing and does not import TensorFlow.
 
@@ -37,7 +44,8 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version"
            "install", "installed", "uninstall"]  # fmt: skip
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
-PARTS = ("namespaces", "tf_slim", "graph_collections")  # modules of zoo.compat, in order
+# in order
+PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator")
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order

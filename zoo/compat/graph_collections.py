@@ -55,29 +55,6 @@ def _get_collection_as_tf1():
     return get_collection_as_tf1
 
 
-@functools.cache
-def _tensor_classes():
-    """The classes whose ``==`` TensorFlow 2 makes element-wise (imports TensorFlow)."""
-    import tensorflow as tf
-
-    return (tf.Tensor, tf.Variable)
-
-
-@functools.cache
-def _get_collection_as_tf1():
-    """``Graph.get_collection`` returning a :class:`Collection` (the same one always,
-    wrapping the method as TensorFlow defines it)."""
-    from tensorflow.python.framework import ops
-
-    get_collection = ops.Graph.get_collection
-
-    @functools.wraps(get_collection)
-    def get_collection_as_tf1(graph, name, scope=None):
-        return Collection(get_collection(graph, name, scope))
-
-    return get_collection_as_tf1
-
-
 def changes():
     """``Graph.get_collection`` (internal: TF 2 has no public Graph class to patch).
 

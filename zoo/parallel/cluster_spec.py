@@ -40,9 +40,11 @@ def parse(spec):
 
     Raises:
         ZooError: the spec cannot be read, has no ``ps`` or no ``worker`` job, an
-            unknown job, or an address that is not ``host:port``.
+            unknown job, or an address that is not ``host:port``. A ``chief``
+            job of one task becomes worker 0; an ``evaluator`` job is refused
+            with the reason.
     """
-    jobs = _jobs_of(spec)
+    jobs = _with_chief_as_worker_0(_jobs_of(spec))
     for job in JOBS:
         if not jobs.get(job):
             raise ZooError(
@@ -58,6 +60,32 @@ def parse(spec):
         for address in addresses:
             split_address(address, f"cluster job {job!r}")
     return {job: list(jobs[job]) for job in JOBS}
+
+
+def _with_chief_as_worker_0(jobs):
+    """``jobs`` with TF_CONFIG's ``chief`` job as worker 0 (this runtime's chief is
+    worker 0; TF_CONFIG's workers follow it), and ``evaluator`` refused.
+
+    Raises:
+        ZooError: an ``evaluator`` job, or a ``chief`` job of more than one task.
+    """
+    if "evaluator" in jobs:
+        raise ZooError(
+            "cluster: expected the training jobs ps, worker (and chief), found an "
+            "'evaluator' job: an evaluator does not train, and this runtime has none; "
+            "remove it and evaluate the chief's checkpoints in a process of its own "
+            "(the experiment's --resume RUN_DIR reads them)"
+        )
+    if "chief" not in jobs:
+        return jobs
+    chief = jobs["chief"]
+    if not isinstance(chief, list) or len(chief) != 1:
+        raise ZooError(
+            f"cluster: expected one 'chief' task, found {chief!r}; give chief one "
+            "host:port, or name every trainer a worker (worker 0 is the chief)"
+        )
+    rest = {job: tasks for job, tasks in jobs.items() if job != "chief"}
+    return {**rest, "worker": chief + list(rest.get("worker") or [])}
 
 
 def _jobs_of(spec):
@@ -113,6 +141,8 @@ def from_tf_config(environ=None):
     """Reads the cluster and this process's task from ``TF_CONFIG``.
 
     ``TF_CONFIG`` is ``{"cluster": {...}, "task": {"type": "worker", "index": 1}}``.
+    A ``chief`` job (as Estimator and MultiWorkerMirroredStrategy clusters have)
+    is worker 0 here, and TF_CONFIG's worker ``i`` is worker ``i + 1``.
 
     Args:
         environ: mapping to read instead of ``os.environ``.
@@ -137,6 +167,8 @@ def from_tf_config(environ=None):
             f"found {text!r}; fix the environment variable"
         ) from None
     jobs = parse(cluster)
+    if isinstance(cluster, dict) and "chief" in cluster:  # chief is worker 0
+        job, index = ("worker", 0) if job == "chief" else (job, index + (job == "worker"))
     check_task(jobs, job, index)
     return jobs, job, index
 

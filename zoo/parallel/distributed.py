@@ -137,37 +137,81 @@ def _port_taken(port):
     return False
 
 
+# What a gRPC client says first: HTTP/2's connection preface and an empty SETTINGS frame
+# (length 0, type 4, no flags, stream 0). A live gRPC server answers with a SETTINGS frame.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+HTTP2_SETTINGS = 4  # the frame type, byte 3 of a frame's 9-byte header
+
+
+def grpc_answers(host, port, timeout):
+    """Whether a gRPC server at ``host:port`` answers within ``timeout`` seconds.
+
+    A TCP connect is not enough: the kernel accepts connections for a process
+    that is stopped (SIGSTOP) or hung, in 1.5 ms. This speaks the first words of
+    HTTP/2 and waits for the server's SETTINGS frame, which only a running
+    server sends.
+
+    Returns:
+        ``"answers"``, ``"silent"`` (connected, no answer in time: stopped or
+        hung) or ``"absent"`` (nothing listening).
+    """
+    deadline = time.monotonic() + timeout
+    try:
+        connection = socket.create_connection((host, port), timeout=timeout)
+    except OSError:
+        return "absent"
+    with connection:
+        try:
+            connection.sendall(HTTP2_PREFACE)
+            header = b""
+            while len(header) < 9:
+                connection.settimeout(max(deadline - time.monotonic(), 1e-3))
+                chunk = connection.recv(9 - len(header))
+                if not chunk:
+                    return "absent"  # closed on us: not a gRPC server
+                header += chunk
+        except TimeoutError:
+            return "silent"
+        except OSError:
+            return "absent"
+    return "answers" if header[3] == HTTP2_SETTINGS else "absent"
+
+
 def wait_for_ps(cluster, timeout, poll=0.2):
-    """Waits until every ps task accepts TCP connections.
+    """Waits until every ps task answers as a gRPC server (:func:`grpc_answers`).
 
     TensorFlow's session creation waits for an absent ps forever, so workers
-    call this first, and again before every session they re-create.
+    call this first, and again before every session they re-create. A ps that
+    listens but does not answer (stopped, hung, cut off) is not taken for a
+    live one.
 
     Args:
         cluster: a ``tf.train.ClusterSpec``.
         timeout: seconds to wait in all.
-        poll: seconds between attempts.
+        poll: seconds between attempts, and each attempt's wait for an answer.
 
     Raises:
-        ZooError: a ps task was still unreachable after ``timeout`` seconds; the
-            message names its address and its log.
+        ZooError: a ps task did not answer after ``timeout`` seconds; the
+            message names its address, whether it listened, and its log.
     """
     deadline = time.monotonic() + timeout
     for index, address in enumerate(cluster.job_tasks("ps")):
         host, port = cluster_spec.split_address(address)
-        while True:
-            try:
-                socket.create_connection((host, port), timeout=poll).close()
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    raise ZooError(
-                        f"ps {address}: expected a parameter server listening, found "
-                        f"none after {timeout:g} s; see the ps task's log (logs/ps-{index}"
-                        ".log in the launcher's run directory), start the ps task, or fix "
-                        "the ps address in --cluster/TF_CONFIG"
-                    ) from None
-                time.sleep(poll)
+        while (found := grpc_answers(host, port, poll)) != "answers":
+            if time.monotonic() >= deadline:
+                seen = (
+                    "a process that accepts connections but does not answer (stopped, "
+                    "hung, or cut off)"
+                    if found == "silent"
+                    else "none"
+                )
+                raise ZooError(
+                    f"ps {address}: expected a parameter server answering, found {seen} "
+                    f"after {timeout:g} s; see the ps task's log (logs/ps-{index}.log in "
+                    "the launcher's run directory), start or resume (SIGCONT) the ps "
+                    "task, or fix the ps address in --cluster/TF_CONFIG"
+                )
+            time.sleep(poll if found == "absent" else 0)
 
 
 def session_config(index, timeout_s):

@@ -31,7 +31,9 @@ Usage::
 """
 
 import collections.abc
+import contextlib
 import dataclasses
+import threading
 
 import keras
 import tensorflow as tf
@@ -68,11 +70,16 @@ def variable_specs(
     builder,
     input_shapes,
     scope,
-    dtype=tf.float32,
+    dtypes=(tf.float32,),
     policy="float32",
+    tf1_code=True,
     **builder_kwargs,
 ):
     """Builds ``builder`` in a scratch graph and lists the variables it creates.
+
+    A loss it adds to the ``"losses"`` collection that only one variable reaches
+    (the weight decay ``decay * tf.nn.l2_loss(weight)`` of TF1 tutorials) becomes a
+    regularizer of that variable, recomputed from its current value.
 
     Args:
         owner: the layer's name, for messages.
@@ -81,17 +88,21 @@ def variable_specs(
         input_shapes: one shape per tensor argument, batch first (None or the
             static batch size).
         scope: the scope to build under, or None.
-        dtype: the dtype of the scratch inputs.
+        dtypes: the dtype of each scratch input; one dtype serves every input.
         policy: the precision policy (:func:`zoo.training.precision.policy`) the
             function is built under: a mixed one stores in float32 what it asks
             for in the compute dtype, as Keras' mixed policies do.
+        tf1_code: True to run ``builder`` under TF1's shape behaviour
+            (:func:`tf1_shapes`), False under TensorFlow 2's (the zoo's builders).
         **builder_kwargs: other arguments of ``builder``.
 
     Returns:
-        A list of :class:`VariableSpec` in creation order; ``initial_value`` is
-        a callable that returns the initial tensor, usable eagerly;
-        ``regularizers`` those of both paths (see
-        :class:`zoo.sharing.share.VariableStore`).
+        ``(specs, recomputed)``: a list of :class:`VariableSpec` in creation
+        order (``initial_value`` a callable that returns the initial tensor,
+        usable eagerly; ``regularizers`` those of both paths, see
+        :class:`zoo.sharing.share.VariableStore`, and the collection's losses of
+        the variable); and the positions, among the losses the function adds to
+        ``"losses"``, of those that became regularizers.
 
     Raises:
         ZooError: the function makes a variable without ``get_variable``.
@@ -103,19 +114,33 @@ def variable_specs(
         created.append((kwargs, variable))
         return variable
 
+    if len(dtypes) == 1:
+        dtypes = dtypes * len(input_shapes)
     store = VariableStore()
     with (
-        tf.Graph().as_default(),
+        tf.Graph().as_default() as graph,
         tf.variable_creator_scope(record_creation),
         store.as_default(),
     ):
-        inputs = [tf.compat.v1.placeholder(dtype, shape) for shape in input_shapes]
-        with reading_through(store.recording_getter()), precision.policy(policy):
+        inputs = [
+            tf.compat.v1.placeholder(dtype, shape)
+            for dtype, shape in zip(dtypes, input_shapes, strict=True)
+        ]
+        with (
+            tf1_shapes(tf1_code),
+            reading_through(store.recording_getter()),
+            precision.policy(policy),
+        ):
             call_builder(builder, inputs, builder_kwargs, scope, reuse=False)
+        added = graph.get_collection(tf.compat.v1.GraphKeys.LOSSES)
     asked = set(store.asked)
     _refuse_other_variables(owner, [v for kw, v in created if kw["name"] not in asked])
     regularizers = store.regularizers()
-    return [
+    handles = {variable.handle.name: kwargs["name"] for kwargs, variable in created}
+    penalties = collection_penalties(added, handles)
+    for name, penalty in penalties.values():
+        regularizers[name] = (*regularizers.get(name, ()), penalty)
+    specs = [
         VariableSpec(
             name=kwargs["name"],
             shape=tuple(kwargs["shape"]),
@@ -126,6 +151,77 @@ def variable_specs(
         )
         for kwargs, _ in created
     ]
+    return specs, frozenset(penalties)
+
+
+def collection_penalties(losses, variable_of_handle):
+    """The losses that only one variable reaches, each as a function of that variable.
+
+    Args:
+        losses: scalar tensors of one graph (what a function added to ``"losses"``).
+        variable_of_handle: the name of each variable's handle tensor -> the
+            variable's name.
+
+    Returns:
+        ``{position in losses: (variable name, penalty)}``; ``penalty(value)``
+        computes the loss again from the variable's value (the graph between
+        its read and the loss, imported where it is called). A loss that an
+        input, a stateful op or several variables reach is left out.
+    """
+    if not losses:
+        return {}
+    graph_def = losses[0].graph.as_graph_def()
+    penalties = {}
+    for position, loss in enumerate(losses):
+        found = _reads_and_ops(loss, variable_of_handle)
+        if found is not None:
+            variable, reads, ops = found
+            penalties[position] = (variable, _penalty(graph_def, reads, ops, loss.name))
+    return penalties
+
+
+def _reads_and_ops(loss, variable_of_handle):
+    """``(variable name, its read ops, the ops between them and loss)``, the names of
+    ops; None when an input, a stateful op or another variable reaches ``loss``."""
+    reads, ops, pending = {}, set(), [loss.op]
+    while pending:
+        op = pending.pop()
+        if op.name in ops or op.name in reads:
+            continue
+        handle = op.inputs[0].name if op.type == "ReadVariableOp" else None
+        if handle in variable_of_handle:
+            reads[op.name] = variable_of_handle[handle]
+            continue
+        if op.type.startswith("Placeholder") or op.op_def.is_stateful:
+            return None
+        ops.add(op.name)
+        pending.extend(tensor.op for tensor in op.inputs)
+        pending.extend(op.control_inputs)
+    variables = set(reads.values())
+    return (variables.pop(), set(reads), ops) if len(variables) == 1 else None
+
+
+def _penalty(graph_def, reads, ops, loss_name):
+    """``penalty(value)``: the graph's ``ops`` computing ``loss_name`` from ``value``
+    in place of each of ``reads`` (the variable's reads)."""
+    piece = tf.compat.v1.GraphDef()
+    for node in graph_def.node:
+        if node.name in ops:
+            copy = piece.node.add()
+            copy.CopyFrom(node)
+            copy.attr.pop("_class", None)  # colocation with ops left behind
+        elif node.name in reads:
+            value = piece.node.add(name=node.name, op="Placeholder")
+            value.attr["dtype"].CopyFrom(node.attr["dtype"])
+
+    @tf.function(autograph=False)
+    def penalty(value):
+        (loss,) = tf.graph_util.import_graph_def(
+            piece, {f"{read}:0": value for read in reads}, [loss_name], name="penalty"
+        )
+        return loss
+
+    return penalty
 
 
 def _refuse_other_variables(owner, variables):
@@ -147,6 +243,54 @@ def _refuse_other_variables(owner, variables):
     )
 
 
+_SHAPES_LOCK = threading.RLock()  # TF's shape behaviour is one flag per process
+
+
+@contextlib.contextmanager
+def tf1_shapes(enabled=True):
+    """Runs the body under TF1's shape behaviour: ``x.shape[-1]`` is a ``Dimension``
+    (``.value``), as TF1 code expects; the process's behaviour is restored after.
+
+    The behaviour is process-wide (``tf.compat.v1.disable_v2_tensorshape``): the
+    body runs holding a lock, so that two threads never restore each other's state.
+
+    Args:
+        enabled: False leaves the behaviour as it is (TensorFlow 2 code).
+    """
+    if not enabled:
+        yield
+        return
+    with _SHAPES_LOCK:
+        v2 = not isinstance(tf.TensorShape([1])[0], tf.compat.v1.Dimension)
+        tf.compat.v1.disable_v2_tensorshape()
+        try:
+            yield
+        finally:
+            if v2:
+                tf.compat.v1.enable_v2_tensorshape()
+
+
+def _refuse_graph_mode(owner):
+    """Raises ZooError unless TensorFlow runs eagerly here, as Keras 3 needs.
+
+    ``tf.compat.v1.disable_v2_behavior()`` (which a module upgraded by TensorFlow's
+    ``tf_upgrade_v2`` calls at import) or ``disable_eager_execution()`` turns
+    eager execution off for the whole process; Keras 3's ``fit`` then fails.
+    """
+    if tf.executing_eagerly() or tf.inside_function():
+        return
+    if not tf.__internal__.tf2.enabled():
+        call = "tf.compat.v1.disable_v2_behavior()"
+    else:
+        call = "tf.compat.v1.disable_eager_execution() (or a tf.Graph().as_default() block)"
+    raise ZooError(
+        f"{owner}: expected eager execution, as Keras 3 needs, found it off: {call} "
+        "ran in this process (a module upgraded by tf_upgrade_v2 calls "
+        "disable_v2_behavior() at import); the switch is process-wide: import that "
+        "module in another process (run its tests in a subprocess) or drop the call"
+    )
+
+
 @keras.saving.register_keras_serializable(package="zoo")
 class ZooLayer(keras.layers.Layer):
     """A registered zoo builder, or any TF1 get_variable function, as a Keras layer.
@@ -160,7 +304,10 @@ class ZooLayer(keras.layers.Layer):
             with the tensors of a list input (``layer([left, right])``). To load
             a saved model again, register the function with
             ``@keras.saving.register_keras_serializable(package=...)`` (or pass it
-            in ``custom_objects``); lambdas cannot be loaded in safe mode.
+            in ``custom_objects``); lambdas cannot be loaded in safe mode. A
+            function runs under TF1's shape behaviour (``x.shape[-1].value``,
+            :func:`tf1_shapes`), each input in its own dtype (token ids as
+            ``int32``).
         output: the field (attribute or key) of the function's result the layer
             returns; None when the function returns a tensor (or a list of them).
             For a registered name the default is ``"decoded"``.
@@ -176,8 +323,10 @@ class ZooLayer(keras.layers.Layer):
 
     Raises:
         ZooError: an unknown model name or a model that is neither a name nor
-            callable; at the first call, ``output`` that names no field of the
-            result, or a variable made without ``get_variable``.
+            callable; eager execution off in this process
+            (``tf.compat.v1.disable_v2_behavior()``); at the first call,
+            ``output`` that names no field of the result, or a variable made
+            without ``get_variable``.
         ScopeError: a call that would create a variable the first build did not
             (names that change between calls).
         ShapeError: an input of another width than the layer was built for.
@@ -186,6 +335,7 @@ class ZooLayer(keras.layers.Layer):
     def __init__(self, model="autoencoder", output=None, scope=None, **kwargs):
         layer_kwargs = {k: kwargs.pop(k) for k in _LAYER_ARGS if k in kwargs}
         super().__init__(**layer_kwargs)
+        _refuse_graph_mode(self.name)
         if isinstance(model, str):
             self._builder = get_model(model)
             self.model_name = model
@@ -200,27 +350,44 @@ class ZooLayer(keras.layers.Layer):
                 f"found {model!r}; pass e.g. ZooLayer('autoencoder') or ZooLayer(my_fn)"
             )
         self.model = model
+        self._tf1_code = not isinstance(model, str)
         self.output_name = output
         self.scope = scope
         self.builder_kwargs = kwargs
         self._by_name = {}  # TF1 name -> its Keras weight
         self._variables = {}  # TF1 name -> the tf.Variable behind its weight
         self._input_shapes = []
+        self._input_dtypes = None  # one per input, noted at the first call
+        self._recomputed = frozenset()  # positions of "losses" made regularizers
+
+    def __call__(self, inputs, *args, **kwargs):
+        """Notes the dtype of each input before the first call builds the layer."""
+        if self._input_dtypes is None:
+            self._input_dtypes = [self._dtype_of(x) for x in keras.tree.flatten(inputs)]
+        return super().__call__(inputs, *args, **kwargs)
+
+    def _dtype_of(self, tensor):
+        """The dtype an input reaches the function in: Keras casts floats to the
+        compute dtype; ids stay ints."""
+        dtype = keras.backend.standardize_dtype(getattr(tensor, "dtype", "float32"))
+        return self.compute_dtype if "float" in dtype else dtype
 
     def build(self, input_shape):
         """Creates one Keras weight per variable the function asks for.
 
         The function sees the input shapes as Keras gives them, a static batch
-        size (``keras.Input(shape, batch_size=4)``) included.
+        size (``keras.Input(shape, batch_size=4)``) included, and each input in
+        its dtype (token ids as ``int32``).
         """
         self._input_shapes = _shapes(input_shape)
-        specs = variable_specs(
+        specs, self._recomputed = variable_specs(
             self.name,
             self._builder,
             self._input_shapes,
             self.scope,
-            tf.as_dtype(self.compute_dtype),
+            [tf.as_dtype(d) for d in self._input_dtypes or [self.compute_dtype]],
             self._precision_policy(),
+            self._tf1_code,
             **self._call_kwargs(training=False),
         )
         self._by_name = {
@@ -238,6 +405,15 @@ class ZooLayer(keras.layers.Layer):
         # Read outside any autocast: the variables themselves, for checkpoints by
         # name and for the precision policy's mark on a cast read.
         self._variables = {name: weight.value for name, weight in self._by_name.items()}
+
+    def get_build_config(self):
+        """Keras' build config with the inputs' dtypes, for ``load_model``."""
+        return {**super().get_build_config(), "input_dtypes": self._input_dtypes}
+
+    def build_from_config(self, config):
+        """Builds as the saved layer was built: the same shapes and dtypes."""
+        self._input_dtypes = config.get("input_dtypes")
+        super().build_from_config(config)
 
     def _precision_policy(self):
         """The zoo's precision policy of the Keras dtype policy (float32 for another)."""
@@ -272,8 +448,12 @@ class ZooLayer(keras.layers.Layer):
         batch statistics in ``fit`` and moves the moving ones, which are
         non-trainable weights, and uses them in ``predict`` and ``evaluate``.
         What the function adds to the ``"losses"`` collection
-        (``tf.compat.v1.add_to_collection("losses", weight_decay)``) becomes this
-        call's :meth:`add_loss`, so ``fit`` adds it to the loss.
+        (``tf.compat.v1.add_to_collection("losses", weight_decay)``) is in
+        :attr:`losses`: a loss of one variable alone as that weight's
+        regularizer, recomputed from its current value; any other (an input
+        reaches it) as this call's :meth:`add_loss`. ``fit`` adds them to the
+        loss. A function runs under TF1's shape behaviour (:func:`tf1_shapes`),
+        a registered builder under TensorFlow 2's, which it was written for.
         """
         weights = self._by_name
         tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
@@ -305,6 +485,7 @@ class ZooLayer(keras.layers.Layer):
             VariableStore().as_default(),
             refuse_new_variables(self.name, fix),
             reading_through(layer_weight),
+            tf1_shapes(self._tf1_code),
         ):
             result = call_builder(
                 self._builder,
@@ -313,8 +494,9 @@ class ZooLayer(keras.layers.Layer):
                 self.scope,
                 tf.compat.v1.AUTO_REUSE,
             )
-        for loss in losses[known:]:
-            self.add_loss(loss)
+        for position, loss in enumerate(losses[known:]):
+            if position not in self._recomputed:
+                self.add_loss(loss)
         del losses[known:]  # the layer's now; eagerly it would pile up in the graph
         return self._pick_output(result)
 

@@ -47,6 +47,8 @@ from zoo.training.checkpoints import open_tf_checkpoint
 _STORES = weakref.WeakValueDictionary()
 # Graph collection (with the scope name) of the regularization losses share() calls add.
 _CALLS_LOSSES = "zoo_share_regularization_losses"
+# Graph collection (with the scope name) of what the latest call added to "losses".
+_LATEST_LOSSES = "zoo_share_latest_losses"
 
 
 class VariableStore(_vs.EagerVariableStore):
@@ -166,6 +168,7 @@ class Shared:
         self._scope_name = None
         self._store = None
         self._graphs = weakref.WeakSet()
+        self._latest_losses = []  # eagerly or traced: what the latest call added
 
     def __call__(self, *args, **kwargs):
         """Builds the model on ``args``; returns what the builder returns.
@@ -186,24 +189,35 @@ class Shared:
                 "call with the arguments of the first call (sizes, tied=...), or share "
                 "another scope",
             )
+        collection = tf.compat.v1.get_collection_ref(tf.compat.v1.GraphKeys.LOSSES)
+        known = len(collection)
         with store.as_default(), guard, reading_through(store.recording_getter()):
-            return call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
+            result = call_builder(self._builder, args, kwargs, self._scope, AUTO_REUSE)
+        self._latest_losses = collection[known:]
+        if tf.executing_eagerly():
+            del collection[known:]  # eagerly they would pile up in the global graph
+        return result
 
     def _call_in_graph(self, args, kwargs):
         """Graph mode: the graph is the store; later calls in a graph pass reuse=True.
 
         The regularization losses a call adds are noted in the graph too: a TF1
         layer names its loss by the name scope (``tower_0/net/...``), which
-        need not start with the variable scope.
+        need not start with the variable scope. So is what the latest call
+        added to the ``"losses"`` collection.
         """
         graph = tf.compat.v1.get_default_graph()
         reuse = True if graph in self._graphs else self._reuse
-        losses = graph.get_collection_ref(tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES)
-        known = len(losses)
+        keys = (tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, tf.compat.v1.GraphKeys.LOSSES)
+        known = {key: len(graph.get_collection(key)) for key in keys}
         result = call_builder(self._builder, args, kwargs, self._scope, reuse)
-        self._scope_name = self._scope_name or full_name(self._scope)
-        for loss in losses[known:]:
-            graph.add_to_collection((_CALLS_LOSSES, self._scope_name), loss)
+        self._scope_name = name = self._scope_name or full_name(self._scope)
+        added = {key: graph.get_collection(key)[known[key] :] for key in keys}
+        for loss in added[tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES]:
+            graph.add_to_collection((_CALLS_LOSSES, name), loss)
+        graph.clear_collection((_LATEST_LOSSES, name))
+        for loss in added[tf.compat.v1.GraphKeys.LOSSES]:
+            graph.add_to_collection((_LATEST_LOSSES, name), loss)
         self._graphs.add(graph)
         return result
 
@@ -257,16 +271,22 @@ class Shared:
 
     @property
     def regularization_losses(self):
-        """The losses of the variables' regularizers, once per variable and path.
+        """The losses of the variables' regularizers, once per variable and path,
+        then what the latest call added to the ``"losses"`` collection.
 
-        Both paths count: ``get_variable(regularizer=)`` and a TF1 layer's
-        regularizer (see :class:`VariableStore`). Eagerly and in ``tf.function``,
-        ``regularizer(variable)`` evaluated now (read it inside the
-        ``GradientTape`` or the traced function), sorted by variable name; in
-        graph mode the entries of ``GraphKeys.REGULARIZATION_LOSSES``, where
+        Both regularizer paths count: ``get_variable(regularizer=)`` and a TF1
+        layer's regularizer (see :class:`VariableStore`). Eagerly and in
+        ``tf.function``, ``regularizer(variable)`` evaluated now (read it inside
+        the ``GradientTape`` or the traced function), sorted by variable name;
+        in graph mode the entries of ``GraphKeys.REGULARIZATION_LOSSES``, where
         TensorFlow puts both, named under the scope or added by a call of a
-        ``share`` of the scope. Add their sum to the loss, as TF1 code adds
-        ``tf.compat.v1.losses.get_regularization_loss()``.
+        ``share`` of the scope. The ``"losses"`` entries (a weight decay
+        ``tf.compat.v1.add_to_collection("losses", decay * tf.nn.l2_loss(w))``)
+        are those of the latest call in this mode: eagerly its values (eager
+        mode takes them out of the global graph's collection), in a traced
+        function or a graph its tensors. Add their sum to the loss, as TF1 code
+        adds ``tf.compat.v1.losses.get_regularization_loss()`` and the
+        collection.
         """
         if self._scope_name is None:
             return []
@@ -275,14 +295,15 @@ class Shared:
                 tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES, self._scope_name + "/"
             )
             added = tf.compat.v1.get_collection((_CALLS_LOSSES, self._scope_name))
-            return named + [t for t in added if all(t is not n for n in named)]
+            latest = tf.compat.v1.get_collection((_LATEST_LOSSES, self._scope_name))
+            return named + [t for t in added if all(t is not n for n in named)] + latest
         by_name = {checkpoint_name(v): v for v in self.variables}
         regularizers = self._store.regularizers()
         return [
             regularizer(by_name[name])
             for name in sorted(regularizers.keys() & by_name.keys())
             for regularizer in regularizers[name]
-        ]
+        ] + self._latest_losses
 
 
 def call_builder(builder, args, kwargs, scope, reuse):

@@ -220,7 +220,8 @@ def repeat_updates(update_fn, batches, steps_per_run, *, jit_compile=False, name
         update, step_loss, step_metrics = _update(built, name)
         values = (step_loss, *(step_metrics[key] for key in names))
         with tf.control_dependencies([update, *step_updates]):
-            return (i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True)))
+            # a list as loop_vars is: TF1 control flow (disable_v2_behavior) wants it
+            return [i + 1, *(a.write(i, v) for a, v in zip(arrays, values, strict=True))]
 
     def steps(count):
         """Runs ``count`` steps; returns each one's loss and metrics, [steps_per_run]."""

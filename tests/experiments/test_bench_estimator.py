@@ -1,0 +1,28 @@
+"""The Estimator bench row: its three contenders train; the JSON's shape and ratios."""
+
+import types
+
+import numpy as np
+import pytest
+
+from experiments.bench import estimator
+
+
+@pytest.mark.slow
+def test_the_row_times_the_session_loop_estimator_and_tpu_estimator():
+    rng = np.random.default_rng(0)
+    train = types.SimpleNamespace(
+        images=rng.random((200, 784), dtype=np.float32),
+        labels=np.eye(10, dtype=np.float32)[rng.integers(0, 10, 200)],
+    )
+    args = types.SimpleNamespace(steps=4, rounds=1, warmup=0, steps_per_run=2)
+    row = estimator.bench(train, args)["estimator"]
+    speeds = row["steps_per_s"]
+    assert set(speeds) == {"session_loop", "estimator", "tpu_estimator"}
+    assert all(s > 0 for s in speeds.values()) and row["estimator_setup_s"] > 0
+    loop = speeds["session_loop"]
+    assert row["ratio_estimator"] == pytest.approx(speeds["estimator"] / loop)
+    assert row["ratio_tpu_to_estimator"] == pytest.approx(
+        speeds["tpu_estimator"] / speeds["estimator"]
+    )
+    assert (row["batch_size"], row["steps_per_run"]) == (100, 2)

@@ -1,0 +1,138 @@
+"""zoo.parallel.sync: N workers on TensorFlow's collectives take the step one process
+takes on the whole batch; a batch that does not split is refused before any process."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layers import BatchNorm, ZooError
+from zoo.parallel import cluster_spec, sync
+
+v1 = tf.compat.v1
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BATCH, STEPS, EVERY = 64, 400, 50
+WORKER = """
+import sys
+import numpy as np
+from tests.zoo.test_sync import build, data, optimizer
+from zoo.parallel import sync
+index, addresses, out, ckpt = int(sys.argv[1]), sys.argv[2].split(","), *sys.argv[3:]
+images, labels = data()
+result = sync.train(index, addresses, build, optimizer, images, labels, {batch}, {steps},
+                    ckpt, {every})
+values = {{name.replace("/", "|"): value for name, value in result.values.items()}}
+np.savez(out, losses=result.losses, **values)
+"""
+
+
+def build(x, y):
+    """A TF1 MLP on get_variable with batch norm (in training, its moving statistics
+    in UPDATE_OPS): the mean squared error of its predictions."""
+    h = x
+    for layer, width in enumerate((16, 1)):
+        with v1.variable_scope(f"dense_{layer}"):
+            w = v1.get_variable(
+                "w", [h.shape[-1], width], initializer=v1.glorot_uniform_initializer(seed=7)
+            )
+            b = v1.get_variable("b", [width], initializer=v1.zeros_initializer())
+            h = h @ w + b
+            if width > 1:
+                h = tf.nn.relu(BatchNorm(h, training=True).output)
+    return tf.reduce_mean((h - y) ** 2)
+
+
+def optimizer():
+    return v1.train.AdagradOptimizer(0.1)
+
+
+def data():
+    """A learnable target: y = tanh(x @ a), 2048 examples of 8 features."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2048, 8)).astype(np.float32)
+    return x, np.tanh(x @ rng.standard_normal((8, 1))).astype(np.float32)
+
+
+def one_process():
+    """The same model and data in one process on the whole batch: ``{name: value}``."""
+    images, labels = data()
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [BATCH, 8])
+        y = v1.placeholder(tf.float32, [BATCH, 1])
+        loss = build(x, y)
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            update = optimizer().minimize(loss)
+        variables = v1.global_variables()  # moving statistics, optimizer slots too
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            losses = []
+            for step in range(STEPS):
+                rows = (np.arange(BATCH) + step * BATCH) % len(images)
+                feed = {x: images[rows], y: labels[rows]}
+                losses.append(session.run([update, loss], feed)[1])
+            names = [v.op.name for v in variables]
+            return losses, dict(zip(names, session.run(variables), strict=True))
+
+
+def start_workers(tmp_path, checkpoints):
+    """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER.format(batch=BATCH, steps=STEPS, every=EVERY))
+    addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return [
+        subprocess.Popen(
+            [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
+             checkpoints],
+            env=env,
+        )
+        for i in range(2)
+    ]
+
+
+def checkpointed_step(checkpoints):
+    """The step the chief's latest checkpoint names, or 0."""
+    state = checkpoints / "checkpoint"
+    text = state.read_text() if state.exists() else ""
+    return int(text.split("\n")[0].rsplit("-", 1)[1].rstrip('"')) if text else 0
+
+
+@pytest.mark.slow
+def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
+    """Both workers SIGKILLed mid-run after a checkpoint, started again: every weight
+    and every loss of the resumed steps as one process on the whole batch."""
+    checkpoints = tmp_path / "checkpoints"
+    workers = start_workers(tmp_path, checkpoints)
+    deadline = time.monotonic() + 300
+    while not EVERY <= checkpointed_step(checkpoints) < STEPS:
+        assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
+        time.sleep(0.005)
+    for worker in workers:
+        worker.send_signal(signal.SIGKILL)
+    assert [w.wait() for w in workers] == [-signal.SIGKILL] * 2  # killed, not finished
+    resumed_from = checkpointed_step(checkpoints)
+    workers = start_workers(tmp_path, checkpoints)
+    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
+    losses, values = one_process()
+    for result in results:
+        for name, value in values.items():
+            np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)
+        np.testing.assert_allclose(result["losses"], losses[resumed_from:], rtol=1e-5)
+    assert losses[-1] < 0.5 * losses[0]  # it learned: equal is not equal at the start
+
+
+@pytest.mark.parametrize("workers", [3, 0, 2.0])
+def test_a_batch_that_does_not_split_is_refused(workers):
+    with pytest.raises(
+        ZooError,
+        match=rf"sync: expected a worker count that divides the batch size 64, found "
+        rf"{workers!r} workers; pass a batch size that is a multiple",
+    ):
+        sync.check_split(64, workers)

@@ -1,0 +1,15 @@
+"""``tf.estimator.tpu`` and ``tf.contrib.tpu``'s Estimator names, on CPU: TPUEstimator,
+TPUEstimatorSpec, RunConfig, TPUConfig, InputPipelineConfig, CrossShardOptimizer
+(the optimizer itself: one shard)."""
+
+from zoo.compat.estimator.tpu.tpu_config import InputPipelineConfig, RunConfig, TPUConfig
+from zoo.compat.estimator.tpu.tpu_estimator import (
+    CrossShardOptimizer,
+    TPUEstimator,
+    TPUEstimatorSpec,
+)
+
+__all__ = [
+    "CrossShardOptimizer", "InputPipelineConfig", "RunConfig", "TPUConfig",
+    "TPUEstimator", "TPUEstimatorSpec",
+]  # fmt: skip

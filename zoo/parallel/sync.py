@@ -1,0 +1,191 @@
+"""Synchronous data-parallel training over processes on TensorFlow's collectives.
+
+Each worker process builds the same TF1 graph (any ``get_variable`` function)
+under ``tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy``: every
+variable is mirrored on every worker, and each step all-reduces the workers'
+gradients before any of them applies it, so N workers on ``B / N`` examples each
+take the step one process takes on ``B`` (tests/zoo/test_sync.py: equal to 1e-5
+after hundreds of steps, killed and resumed too). Batch norm (``layers.BatchNorm``
+and what builds on it) normalizes with the whole batch's statistics, all-reduced
+over the workers. No parameter server; the all-reduce is TensorFlow's own.
+
+Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
+
+    result = sync.train(index, addresses, build, optimizer, images, labels,
+                        batch_size=64, steps=100)
+    result.values["model/w"]   # the same array on every worker
+
+where ``build(x, y)`` returns the loss, the mean over its examples, as TF1 code
+writes it.
+"""
+
+import json
+import os
+import time
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from layers.errors import ZooError
+from layers.normalization import batch_statistics
+from zoo.training.checkpoints import latest_tf_checkpoint
+
+v1 = tf.compat.v1
+
+
+class Result(NamedTuple):
+    """What :func:`train` returns.
+
+    Attributes:
+        losses: the loss of every step this run took, over the whole global
+            batch (as one process on ``batch_size`` examples would see it).
+        values: ``{variable name: array}`` after the last step.
+        seconds: wall time of the steps.
+    """
+
+    losses: list
+    values: dict
+    seconds: float
+
+
+def check_split(batch_size, workers):
+    """Raises unless ``batch_size`` splits evenly over ``workers`` (before any process
+    starts).
+
+    Raises:
+        ZooError: ``workers`` is not a positive int, or does not divide ``batch_size``.
+    """
+    if not isinstance(workers, int) or workers < 1 or batch_size % workers:
+        raise ZooError(
+            f"sync: expected a worker count that divides the batch size {batch_size}, "
+            f"found {workers!r} workers; pass a batch size that is a multiple of the "
+            "worker count, or another worker count"
+        )
+
+
+def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
+          checkpoint_dir=None, checkpoint_every=0):  # fmt: skip
+    """Trains worker ``index`` of ``len(addresses)`` until ``steps`` synchronous steps.
+
+    Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)`` of the data
+    (wrapping around); worker ``i`` feeds its ``i``-th slice of ``batch_size / N``.
+    With ``checkpoint_dir``, every worker starts from its latest checkpoint (the
+    step it names, optimizer state included), and the chief (worker 0) writes one
+    every ``checkpoint_every`` steps and at the end: a group killed at any point
+    and started again ends where an uninterrupted one would.
+
+    Args:
+        index: this worker's index.
+        addresses: every worker's ``host:port``, in index order.
+        build: ``(x, y) -> loss``, a TF1 function of placeholders; its variables
+            are made with ``get_variable`` under the strategy.
+        optimizer: ``() -> tf.compat.v1.train.Optimizer``.
+        images, labels: arrays, the same on every worker.
+        batch_size: examples per global step, over all workers.
+        steps: the synchronous step to end at.
+        checkpoint_dir: where the chief writes ``model.ckpt-<step>``; None: none.
+        checkpoint_every: steps between the chief's checkpoints (0: at the end only).
+
+    Returns:
+        A :class:`Result`.
+
+    Raises:
+        ZooError: the batch does not split over the workers.
+    """
+    workers = len(addresses)
+    check_split(batch_size, workers)
+    share = batch_size // workers
+    os.environ["TF_CONFIG"] = json.dumps(
+        {"cluster": {"worker": list(addresses)}, "task": {"type": "worker", "index": index}}
+    )
+    with tf.Graph().as_default():
+        strategy = v1.distribute.experimental.MultiWorkerMirroredStrategy()
+        with strategy.scope():
+            x = v1.placeholder(tf.as_dtype(images.dtype), [share, *images.shape[1:]], "x")
+            y = v1.placeholder(tf.as_dtype(labels.dtype), [share, *labels.shape[1:]], "y")
+
+            def replica_step(x, y):
+                with batch_statistics(moments=cross_worker_moments), \
+                        v1.variable_creator_scope(first_worker_writes):  # fmt: skip
+                    loss = build(x, y)  # the mean over this worker's share
+                updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+                with tf.control_dependencies(updates):  # batch norm's moving statistics
+                    return optimizer().minimize(loss / workers), loss / workers
+
+            update, loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
+            update = strategy.group(update)
+            total = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+            variables = v1.global_variables()  # the optimizer's slots too
+            init = v1.global_variables_initializer()
+            saver = v1.train.Saver(variables, max_to_keep=2) if checkpoint_dir else None
+        config = v1.ConfigProto()
+        config.MergeFrom(strategy.update_config_proto(config))
+        server = tf.distribute.Server(
+            strategy.cluster_resolver.cluster_spec(), "worker", index, config=config
+        )
+        losses = []
+        with v1.Session(server.target, config=config) as session:
+            session.run(init)
+            first = restore(saver, session, checkpoint_dir)
+            start = time.perf_counter()
+            for step in range(first, steps):
+                rows = (np.arange(share) + step * batch_size + index * share) % len(images)
+                _, value = session.run([update, total], {x: images[rows], y: labels[rows]})
+                losses.append(float(value))
+                done = step + 1
+                if saver and index == 0 and (done == steps or (
+                        checkpoint_every and done % checkpoint_every == 0)):  # fmt: skip
+                    prefix = os.path.join(checkpoint_dir, "model.ckpt")
+                    saver.save(session, prefix, global_step=done)
+            seconds = time.perf_counter() - start
+            names = [v.op.name for v in variables]
+            values = dict(zip(names, session.run(variables), strict=True))
+    return Result(losses, values, seconds)
+
+
+def cross_worker_moments(inputs, axes):
+    """``tf.nn.moments`` over every worker's share of the batch: batch norm in
+    training normalizes with the whole batch's statistics, as one process would.
+
+    Args:
+        inputs: this worker's activations.
+        axes: the axes to reduce (all but the features).
+
+    Returns:
+        ``(mean, variance)`` of the whole batch, the variance biased, as
+        ``tf.nn.moments`` gives them; gradients flow through both all-reduces.
+    """
+    context = tf.distribute.get_replica_context()
+    count = tf.cast(tf.reduce_prod(tf.gather(tf.shape(inputs), axes)), inputs.dtype)
+
+    def whole_batch_mean(values):
+        total, examples = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, [tf.reduce_sum(values, axes), count]
+        )
+        return total / examples
+
+    mean = whole_batch_mean(inputs)
+    squares = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
+    return mean, whole_batch_mean(squares)
+
+
+def first_worker_writes(next_creator, **kwargs):
+    """Variables that are not trained (batch norm's moving statistics) take the
+    first worker's update: every worker computes the same one."""
+    if not kwargs.get("trainable", True):
+        kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
+    return next_creator(**kwargs)
+
+
+def restore(saver, session, checkpoint_dir):
+    """Restores the latest checkpoint of ``checkpoint_dir`` into ``session``.
+
+    Returns:
+        The step it names (0 without a saver or a checkpoint).
+    """
+    path = saver and latest_tf_checkpoint(checkpoint_dir)
+    if not path:
+        return 0
+    saver.restore(session, path)
+    return int(path.rsplit("-", 1)[1])
