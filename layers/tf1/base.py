@@ -119,6 +119,10 @@ class Layer:
         ZooError: another keyword argument.
     """
 
+    # False for a class whose variables may come from get_variable in ``call``: not
+    # held by the object, so refused in plain eager execution (EagerError).
+    owns_variables_eagerly = True
+
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         scope, self._reuse = kwargs.pop("_scope", None), kwargs.pop("_reuse", None)
         self.activity_regularizer = kwargs.pop("activity_regularizer", None)
@@ -214,10 +218,14 @@ class Layer:
         """Builds the variables on the first call, then applies the layer.
 
         Raises:
+            EagerError: plain eager execution, for a class that does not own its
+                variables (``owns_variables_eagerly`` False).
             ScopeError: in a graph, the variables exist and reuse is off, or
                 reuse is on and they do not exist (TensorFlow's own words are in
                 the message).
         """
+        if not self.owns_variables_eagerly and self.has_variables():
+            require_graph(self._scope.name if self._scope else self._base_name)
         if self._scope is None:
             opened = (
                 tf.compat.v1.variable_scope(self._base_name)

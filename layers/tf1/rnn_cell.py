@@ -111,9 +111,16 @@ class RNNCell(Layer):
         **kwargs: ``_reuse`` (what the cells' ``reuse`` argument passes on).
     """
 
+    owns_variables_eagerly = False  # a cell may make variables in call (get_variable)
+
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         super().__init__(trainable, name, dtype, **kwargs)
         self._input_depth = None
+
+    @property
+    def name(self):
+        """The cell's scope's last part once called, else its name or its class's."""
+        return self._scope.name.split("/")[-1] if self._scope else self._base_name
 
     @property
     def state_size(self):
