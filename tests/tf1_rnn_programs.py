@@ -47,7 +47,7 @@ def cells(R):
         **dynamic(R.BasicLSTMCell(4, forget_bias=0.5), x, "basic_lstm",
                   sequence_length=lengths),
         **dynamic(R.BasicLSTMCell(3, state_is_tuple=False), x, "basic_lstm_concat"),
-        **dynamic(R.LSTMCell(4, use_peepholes=True, forget_bias=0.3), x, "lstm_fused"),
+        **dynamic(R.LSTMCell(4, use_peepholes=True, forget_bias=0.3), x, "lstm_diagonals"),
         **dynamic(R.LSTMCell(6, use_peepholes=True, cell_clip=0.2, num_proj=4,
                              proj_clip=0.1), x, "lstm_peepholes"),
         **dynamic(R.LSTMCell(5, num_proj=3, forget_bias=0.0, state_is_tuple=False,

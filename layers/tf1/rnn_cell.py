@@ -376,10 +376,6 @@ class BasicLSTMCell(UnitsCell):
 
     def call(self, inputs, state):
         c, h = state if self._state_is_tuple else tf.split(state, 2, axis=1)
-        if fusable(inputs, self._activation):
-            new_c, new_h = fused_lstm(inputs, c, h, self._kernel, self._bias,
-                                      self._forget_bias)  # fmt: skip
-            return new_h, lstm_state(new_c, new_h, self._state_is_tuple)
         gate_inputs = tf.matmul(tf.concat([inputs, h], 1), self._kernel)
         i, j, f, o = tf.split(tf.nn.bias_add(gate_inputs, self._bias), 4, axis=1)
         forget_bias = tf.constant(self._forget_bias, dtype=f.dtype)
@@ -391,56 +387,6 @@ class BasicLSTMCell(UnitsCell):
 def lstm_state(c, h, state_is_tuple):
     """``LSTMStateTuple(c, h)``, or ``[c, h]`` concatenated on axis 1."""
     return LSTMStateTuple(c, h) if state_is_tuple else tf.concat([c, h], 1)
-
-
-def fusable(inputs, activation):
-    """Whether :func:`fused_lstm` computes an LSTM step on ``inputs`` with ``activation``
-    (tanh, float32)."""
-    return activation is tf.tanh and inputs.dtype == tf.float32
-
-
-def fused_lstm(inputs, c, h, kernel, bias, forget_bias, peepholes=()):
-    """An LSTM step as one kernel, ``tf.raw_ops.LSTMBlockCell`` (TF 1.x contrib's
-    ``LSTMBlockCell``), and its gradient as contrib computed it: the math of
-    :class:`LSTMCell` with tanh, without clipping or projection, with fewer ops.
-
-    Args:
-        inputs, c, h: ``[batch, depth]``, ``[batch, units]``, ``[batch, units]``.
-        kernel, bias: ``[depth + units, 4 units]`` (gates ``i, j, f, o``), ``[4 units]``.
-        forget_bias: added to the forget gate's pre-activation.
-        peepholes: ``()``, or the diagonals ``(w_f, w_i, w_o)``.
-
-    Returns:
-        ``(new_c, new_h)``.
-    """
-    zeros = [tf.zeros(c.shape[1:], c.dtype)] * 3
-
-    @tf.custom_gradient
-    def step(inputs, c, h, kernel, bias, *diagonals):
-        w_f, w_i, w_o = diagonals or zeros
-        given = dict(x=inputs, cs_prev=c, h_prev=h, w=kernel, b=bias, wci=w_i, wcf=w_f,
-                     wco=w_o, use_peephole=bool(diagonals))  # fmt: skip
-        i, cs, f, o, ci, co, new_h = tf.raw_ops.LSTMBlockCell(
-            **given,
-            forget_bias=float(forget_bias),
-            cell_clip=-1.0,  # no clipping
-        )
-
-        def gradient(cs_grad, h_grad):
-            c_grad, gates_grad, w_i_grad, w_f_grad, w_o_grad = tf.raw_ops.LSTMBlockCellGrad(
-                **given, i=i, cs=cs, f=f, o=o, ci=ci, co=co, cs_grad=cs_grad, h_grad=h_grad
-            )
-            xh_grad = tf.matmul(gates_grad, kernel, transpose_b=True)
-            depth = tf.compat.dimension_value(inputs.shape[1])
-            inputs_grad, h_prev_grad = tf.split(xh_grad, [depth, -1], axis=1)
-            kernel_grad = tf.matmul(tf.concat([inputs, h], 1), gates_grad, transpose_a=True)
-            grads = [inputs_grad, c_grad, h_prev_grad, kernel_grad,
-                     tf.reduce_sum(gates_grad, 0)]  # fmt: skip
-            return grads + ([w_f_grad, w_i_grad, w_o_grad] if diagonals else [])
-
-        return (cs, new_h), gradient
-
-    return step(inputs, c, h, kernel, bias, *peepholes)
 
 
 class LSTMCell(UnitsCell):
@@ -515,15 +461,6 @@ class LSTMCell(UnitsCell):
             c_prev, m_prev = state
         else:
             c_prev, m_prev = tf.split(state, [self._num_units, self.output_size], axis=1)
-        if (
-            not self._num_proj
-            and self._cell_clip is None
-            and fusable(inputs, self._activation)
-        ):
-            peepholes = self._peepholes if self._use_peepholes else ()
-            c, m = fused_lstm(inputs, c_prev, m_prev, self._kernel, self._bias,
-                              self._forget_bias, peepholes)  # fmt: skip
-            return m, lstm_state(c, m, self._state_is_tuple)
         lstm_matrix = tf.matmul(tf.concat([inputs, m_prev], 1), self._kernel)
         i, j, f, o = tf.split(tf.nn.bias_add(lstm_matrix, self._bias), 4, axis=1)
         f = f + self._forget_bias

@@ -11,6 +11,7 @@ from experiments.bench import contenders, precision, rnn_siamese, tf1_layers
 from experiments.bench import speed as bench
 from experiments.harness import datasets
 from layers.errors import ZooError
+from tests.experiments import test_bench_lstm_lm
 from zoo.models.gan import trainable_under
 
 CONTENDERS = {
@@ -169,6 +170,7 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert (
                 timing["steps_per_s"][reference] == timing["steps_per_s"][timing[reference]]
             )
+    test_bench_lstm_lm.check_quick_row(results["lstm_lm"])
     for program, row in results["tf1_layers"].items():  # each side in its own process
         sides = tf1_layers.PROGRAM_SIDES[program]
         for table in ("steps_per_s", "median_steps_per_s", "cpu_ms_per_step"):

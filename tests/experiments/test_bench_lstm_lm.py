@@ -1,10 +1,8 @@
 """The lstm_lm bench row: the TF1 program runs our cells under install(), TensorFlow's
 legacy cells in the other process, and the row's ratio is theirs."""
 
-import argparse
 import dataclasses
 
-import pytest
 import tensorflow as tf
 
 import zoo.compat
@@ -22,21 +20,21 @@ def test_the_program_builds_our_cells_under_install_with_tf1s_names():
     assert {"model/embedding", "model/softmax_w", "model/softmax_b"} <= set(names)
 
 
-@pytest.mark.slow
-def test_the_row_times_each_side_in_its_own_process_with_its_own_cells():
-    args = argparse.Namespace(quick=True, steps=24, rounds=2, warmup=12)
-    row = lstm_lm.bench(None, args, None, None)["lstm_lm"]
+def check_quick_row(row):
+    """Asserts what a ``--quick`` row must hold: each side timed in its own process
+    with its own cells (plain sessions), both in one, and the ratios of those speeds.
+    ``tests/experiments/test_bench.py``'s quick run of the whole bench calls it."""
     assert row["sizes"] == dataclasses.asdict(lstm_lm.QUICK_SIZES)
+    ours, legacy = "layers.tf1.rnn_cell", "tf_keras.src.layers.rnn.legacy_cells"
     cells = {side: [p["cells"] for p in row["processes"][side]] for side in lstm_lm.SIDES}
-    assert cells == {
-        "ours": ["layers.tf1.rnn_cell"],
-        "legacy": ["tf_keras.src.layers.rnn.legacy_cells"],
-    }
-    speeds = row["steps_per_s"]
+    assert cells == {"ours": [{"": ours}], "legacy": [{"": legacy}]}
+    assert row["same_process"]["cells"] == {"ours_": ours, "legacy_": legacy}
     for side in lstm_lm.SIDES:
         (timing,) = row["processes"][side]
-        assert speeds[side] == max(timing["steps_per_s"][s] for s in ("xla", "no_xla")) > 0
-        assert row["setting"][side] == timing["setting"]
-    assert row["ratio_legacy"] == speeds["ours"] / speeds["legacy"]
-    cpu = row["cpu_ms_per_step"]
-    assert row["cpu_ratio_legacy"] == cpu["legacy"] / cpu["ours"] and cpu["ours"] > 0
+        assert set(timing["steps_per_s"]) == {"no_xla"}  # --quick: plain sessions only
+        assert row["steps_per_s"][side] == timing["steps_per_s"]["no_xla"] > 0
+        assert row["same_process"]["setting"][side] == f"{side}_no_xla"
+    for figures in (row, row["same_process"]):
+        speeds, cpu = figures["steps_per_s"], figures["cpu_ms_per_step"]
+        assert figures["ratio_legacy"] == speeds["ours"] / speeds["legacy"]
+        assert figures["cpu_ratio_legacy"] == cpu["legacy"] / cpu["ours"] > 0

@@ -49,6 +49,26 @@ def test_parameters_are_tensorflow_1_15s(legacy_rnn_reference, name):
     assert tf1_programs.parameters(getattr(rnn_cell, name)) == expected
 
 
+@pytest.fixture(params=["tf2_graph", "tf1_behavior"])
+def behavior(request):
+    """TensorFlow 2's graph mode, or what ``disable_v2_behavior`` (in TF1 programs)
+    changes that the cells meet: v1 while loops, reference variables, ``Dimension``
+    shapes; put back after the test."""
+    if request.param == "tf2_graph":
+        yield request.param
+        return
+    assert v1.control_flow_v2_enabled() and v1.resource_variables_enabled()
+    v1.disable_control_flow_v2()
+    v1.disable_resource_variables()
+    v1.disable_v2_tensorshape()
+    try:
+        yield request.param
+    finally:
+        v1.enable_control_flow_v2()
+        v1.enable_resource_variables()
+        v1.enable_v2_tensorshape()
+
+
 def lstm_language_model(x, scope, reuse=None):
     with v1.variable_scope(scope, reuse=reuse):
         cells = [rnn_cell.BasicLSTMCell(4) for _ in range(2)]
@@ -56,7 +76,7 @@ def lstm_language_model(x, scope, reuse=None):
     return outputs
 
 
-def test_variable_names_are_tensorflow_1_15s_and_reuse_shares_them(graph):
+def test_variable_names_are_tensorflow_1_15s_and_reuse_shares_them(behavior, graph):
     x = v1.placeholder(tf.float32, [2, 3, 5])
     first = lstm_language_model(x, "lm")
     names = variable_names()
@@ -90,7 +110,7 @@ def test_a_cell_object_shares_its_variables_and_reports_them(graph):
     assert wrapped.weights == cell.weights and wrapped.state_size == cell.state_size
 
 
-def test_the_same_cell_object_in_a_second_layer_is_refused_with_the_fix(graph):
+def test_the_same_cell_object_in_a_second_layer_is_refused_with_the_fix(behavior, graph):
     x = v1.placeholder(tf.float32, [2, 3, 5])
     cell = rnn_cell.BasicLSTMCell(4)
     with pytest.raises(ShapeError) as error:
@@ -248,31 +268,3 @@ def test_cells_run_eagerly_inside_a_sharing_template():
 def test_plain_eager_execution_is_refused():
     with pytest.raises(EagerError, match="gru_cell: expected a graph"):
         rnn_cell.GRUCell(3)(tf.ones([2, 4]), tf.zeros([2, 3]))
-
-
-@pytest.mark.parametrize("peepholes", [False, True])
-def test_the_fused_lstm_step_has_the_gradients_of_the_lstm_math(graph, peepholes):
-    x = v1.placeholder(tf.float32, [3, 4, 5])
-    rng = np.random.default_rng(6)
-    losses, variables = [], []
-    for scope, activation in (("fused", tf.tanh), ("ops", lambda v: tf.tanh(v))):
-        cell = rnn_cell.LSTMCell(4, use_peepholes=peepholes, forget_bias=0.5,
-                                 activation=activation)  # fmt: skip
-        outputs, state = v1.nn.dynamic_rnn(cell, x, dtype=tf.float32, scope=scope)
-        losses.append(tf.reduce_sum(outputs**2) + tf.reduce_sum(tf.sin(state.c)))
-        variables.append(cell.trainable_weights)
-    loop_bodies = graph.as_graph_def().library.function  # dynamic_rnn's while loops
-    ops = [node.op for body in loop_bodies for node in body.node_def]
-    assert ops.count("LSTMBlockCell") == 1  # the fused side only
-    grads = [tf.gradients(loss, [x, *weights])
-             for loss, weights in zip(losses, variables, strict=True)]  # fmt: skip
-    copies = [plain.assign(fused) for fused, plain in zip(*variables, strict=True)]
-    with v1.Session() as session:  # gradients built first: they add while-loop outputs
-        session.run(v1.global_variables_initializer())
-        for fused in variables[0]:
-            fused.load(rng.standard_normal(fused.shape) * 0.5, session)
-        session.run(copies)
-        found, expected = session.run(grads, {x: rng.standard_normal([3, 4, 5])})
-    assert len(found) == (6 if peepholes else 3)  # x, kernel, bias, 3 diagonals
-    for fused, plain in zip(found, expected, strict=True):
-        np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-5)
