@@ -623,3 +623,23 @@ def test_eager_execution_turned_off_is_refused_at_construction_with_the_fix():
             "tf.compat.v1.disable_v2_behavior()",
         )
     ]
+
+
+def test_default_names_do_not_depend_on_earlier_eager_layers():
+    """Reads TensorFlow's private graph collection ("__varscope",) (its counts of
+    default names): an unnamed eager tf.layers object made before must not shift the
+    names the layer's call asks for (it asked for dense_1/kernel [6, 8])."""
+    from layers import tf1
+
+    def net(x):
+        return tf1.dense(tf1.dense(x, 8), 3)
+
+    tf1.Dense(2)(tf.ones([1, 6]))  # takes the default name "dense" eagerly
+    inputs = keras.Input((6,))
+    layer = ZooLayer(net)
+    model = keras.Model(inputs, layer(inputs))
+    assert model(np.ones([2, 6], np.float32)).shape == (2, 3)
+    assert sorted(layer.variable_names) == [
+        "dense/bias", "dense/kernel", "dense_1/bias", "dense_1/kernel",
+    ]
+

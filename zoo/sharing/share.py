@@ -330,7 +330,23 @@ def call_builder(builder, args, kwargs, scope, reuse):
     with tf.compat.v1.variable_scope(
         scope or current, reuse=reuse or None, auxiliary_name_scope=scope is not None
     ):
+        if scope is None:
+            fresh_default_names(current.name)
         return builder(*args, **kwargs)
+
+
+def fresh_default_names(scope_name):
+    """Default names under ``scope_name`` (``dense``, ``dense_1`` ...) count from zero
+    again for the rest of the scope, as in the graph where a function was first built.
+
+    Eagerly the counts live as long as the process, so an earlier unnamed ``tf.layers``
+    object made elsewhere would shift every later default name (TensorFlow puts the
+    counts back on leaving a scope entered as an object, as :func:`call_builder`
+    enters it). Reads TensorFlow's variable-scope store from its graph collection
+    ``("__varscope",)``, which has no public name (tests/zoo/test_share.py names it).
+    """
+    for store in tf.compat.v1.get_collection(("__varscope",)):
+        store.close_variable_subscopes(scope_name or None)
 
 
 def takes_scope(builder):
