@@ -443,7 +443,11 @@ def test_beam_search_returns_the_best_scoring_beams(graph, alpha):
     np.testing.assert_array_equal(state.lengths[0], [5, 2] if alpha else [2, 5])
 
 
+SEARCH_SEED = 0
+
+
 def test_beam_search_over_attention_penalizes_coverage_and_reorders_the_history(graph):
+    v1.set_random_seed(SEARCH_SEED)  # weights under which the beams change places
     memory = seq2seq.tile_batch(tf.random.normal([2, 5, 3], seed=1), 3)
     mechanism = seq2seq.LuongAttention(4, memory)
     cell = seq2seq.AttentionWrapper(BasicRNNCell(4), mechanism, alignment_history=True)
