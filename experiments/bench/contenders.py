@@ -100,16 +100,24 @@ def ours(
             a training step of the model is built.
         policy: the precision policy the step is built under
             (:func:`zoo.training.precision.policy`).
+
+    Every in-graph contender of a case is built in one graph and runs in one
+    session (:func:`_case_graph`), each under a variable scope of its own; those
+    with in-graph batches read one copy of the training arrays.
     """
     looped, fed = step or zoo_step(case)
     batches = dataclasses.replace(train, epoch=0, position=0)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(args.seed)
+    home = _case_graph(train, args)
+    with home.graph.as_default(), tf.compat.v1.variable_scope(None, "contender"):
+        built = len(tf.compat.v1.global_variables())
         if source in ("graph", "fixed"):
-            source_batches = (GraphBatches if source == "graph" else FixedBatch)(
-                batches, case.batch_size
-            )
+            if source == "graph":
+                source_batches = GraphBatches(
+                    batches, case.batch_size, arrays_of=home.arrays
+                )
+                home.arrays = home.arrays or source_batches
+            else:
+                source_batches = FixedBatch(batches, case.batch_size)
             with precision.policy(policy):
                 train_op, loss = looped(source_batches, steps_per_run, xla), None
         else:
@@ -117,9 +125,8 @@ def ours(
             y = tf.compat.v1.placeholder(tf.float32, [None, train.labels.shape[1]], "y")
             with precision.policy(policy):
                 train_op, loss = fed(x, y)
-        init = tf.compat.v1.global_variables_initializer()
-    graph.finalize()
-    session = tf.compat.v1.Session(graph=graph, config=session_config(args))
+        init = tf.compat.v1.variables_initializer(tf.compat.v1.global_variables()[built:])
+    session = home.session
     session.run(init)
     feed = None
     if source == "graph":
@@ -137,6 +144,29 @@ def ours(
         training.train_loop(session, train_op, loss, batches, steps, case.batch_size, feed)
 
     return run
+
+
+_CASE_GRAPHS = {}
+
+
+@dataclasses.dataclass
+class _CaseGraph:
+    graph: tf.Graph
+    session: tf.compat.v1.Session
+    arrays: GraphBatches | None = None  # the batches that hold the arrays' copy
+
+
+def _case_graph(train, args):
+    """Returns the graph and session of the in-graph contenders on ``train`` (until
+    :func:`release`): one copy of the arrays in one session, not one per contender."""
+    key = id(train.images)
+    if key not in _CASE_GRAPHS:
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.compat.v1.set_random_seed(args.seed)
+        session = tf.compat.v1.Session(graph=graph, config=session_config(args))
+        _CASE_GRAPHS[key] = (train.images, _CaseGraph(graph, session))
+    return _CASE_GRAPHS[key][1]
 
 
 class FixedBatch:
@@ -254,6 +284,9 @@ def release():
     """Frees what the contenders of a case held (their sessions, Keras models and
     data copies), so the next case reuses that memory instead of adding to it."""
     _EAGER_COPIES.clear()
+    for _, home in _CASE_GRAPHS.values():
+        home.session.close()
+    _CASE_GRAPHS.clear()
     keras.backend.clear_session()
     gc.collect()
 

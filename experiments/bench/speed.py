@@ -104,6 +104,9 @@ OWN_BENCHES = (
     "experiments.bench.estimator",
     "experiments.bench.canned",
 )
+CASE_MODELS = ("autoencoder", "mlp", "gan")
+# What --models names: the models timed here, then each own bench by its module's name.
+ROWS = (*CASE_MODELS, *(module.rpartition(".")[2] for module in OWN_BENCHES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,7 +220,13 @@ def cases(args):
             )
         ],
     }
-    return {model: every[model] for model in args.models.split(",")}
+    return {model: every[model] for model in args.models.split(",") if model in every}
+
+
+def own_benches(args):
+    """Returns the modules of :data:`OWN_BENCHES` that ``--models`` names."""
+    names = args.models.split(",")
+    return [module for module in OWN_BENCHES if module.rpartition(".")[2] in names]
 
 
 def next_batch_ms(train, batch_size, repeats=200):
@@ -300,13 +309,12 @@ def table(results, models):
 
 
 def check_models(models):
-    """Check of ``--models``: names from autoencoder, mlp, gan, comma-separated."""
-    known = ("autoencoder", "mlp", "gan")
-    unknown = [name for name in models.split(",") if name not in known]
+    """Check of ``--models``: names from :data:`ROWS`, comma-separated."""
+    unknown = [name for name in models.split(",") if name not in ROWS]
     if unknown:
         return (
-            f"expected models from {', '.join(known)}, comma-separated, found "
-            f"{models!r}; pass e.g. --models autoencoder,gan"
+            f"expected rows from {', '.join(ROWS)}, comma-separated, found "
+            f"{models!r}; pass e.g. --models autoencoder,gan,lstm_lm"
         )
     return None
 
@@ -337,9 +345,11 @@ def build_parser():
     p.add_argument("--mlp-batch-size", type=int, default=100, help="MLP batch size")
     p.add_argument(
         "--models",
-        default="autoencoder,mlp,gan",
+        default=",".join(ROWS),
         check=check_models,
-        help="the models to time, comma-separated (default: all)",
+        help="the rows to time, comma-separated (default: all): the models timed here "
+        "(autoencoder, mlp, gan), then the rows of their own modules (rnn_siamese: the "
+        "rnn and siamese rows, zoo_layer_resnet, tf1_layers, lstm_lm, estimator, canned)",
     )
     p.add_argument(
         "--gan-steps",
@@ -434,7 +444,7 @@ def main(argv=None):
             "bf16": bf16.worst(variants.values()),
             "variants": variants,
         }
-    for module in OWN_BENCHES:
+    for module in own_benches(args):
         results.update(importlib.import_module(module).bench(train, args, timed, ratios))
         release()
     results["bf16"] = bf16.summary(results, cpu_flags)

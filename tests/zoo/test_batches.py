@@ -81,6 +81,32 @@ def test_arrays_are_in_no_collection_and_widths_are_static(graph):
     assert batches.labels.shape.as_list() == [None]
 
 
+def test_batches_sharing_one_copy_each_follow_their_own_order(graph):
+    dataset = numbered(12, seed=3)
+    first = GraphBatches(dataclasses.replace(dataset), 5)
+    second = GraphBatches(dataclasses.replace(dataset, seed=8), 4, arrays_of=first)
+    with tf.compat.v1.Session() as session:
+        second.initialize(session)  # initializes the copy's holder first
+        first.initialize(session)
+        drawn = draw(first, session, 3), draw(second, session, 3)
+
+    arrays = [op for op in graph.get_operations() if op.type == "VarHandleOp"]
+    assert len([op for op in arrays if "array" in op.name]) == 2  # images, labels: once
+    for batches, size, labels in zip((first, second), (5, 4), drawn, strict=True):
+        expected = dataclasses.replace(dataset, seed=batches.seed)
+        for batch in labels:
+            np.testing.assert_array_equal(batch, expected.next_batch(size)[1])
+
+
+def test_sharing_another_data_set_s_or_graph_s_copy_is_refused(graph):
+    batches = GraphBatches(numbered(6), 2)
+    with pytest.raises(DataError, match="expected arrays_of over the same images"):
+        GraphBatches(numbered(6), 2, arrays_of=batches)
+    with tf.Graph().as_default():
+        with pytest.raises(DataError, match="expected arrays_of built in the current"):
+            GraphBatches(dataclasses.replace(batches.dataset), 2, arrays_of=batches)
+
+
 @pytest.mark.parametrize("batch_size", [0, 21, True])
 def test_batch_size_out_of_range_is_refused(graph, batch_size):
     with pytest.raises(

@@ -78,13 +78,19 @@ class GraphBatches:
         batch_size: examples per batch.
         window: batches whose indices are written to the graph at once.
         name: name scope of the ops.
+        arrays_of: None, or another GraphBatches of this graph over the same
+            arrays: this one reads that one's in-graph copy (several pipelines,
+            one copy of the data) and its :meth:`initialize` copies nothing.
 
     Raises:
-        DataError: ``batch_size`` or ``window`` is out of range.
+        DataError: ``batch_size`` or ``window`` is out of range, or
+            ``arrays_of`` holds other arrays or belongs to another graph.
         EagerError: built eagerly (use :func:`batch_dataset` there).
     """
 
-    def __init__(self, dataset, batch_size, window=BATCH_WINDOW, name="batches"):
+    def __init__(
+        self, dataset, batch_size, window=BATCH_WINDOW, name="batches", arrays_of=None
+    ):
         require_graph("GraphBatches")
         check_batch_size("GraphBatches", batch_size, dataset.num_examples)
         require(
@@ -95,21 +101,28 @@ class GraphBatches:
         )
         self.dataset, self.batch_size, self.window = dataset, batch_size, window
         self._arrays = (dataset.images, dataset.labels)
+        self._arrays_of = arrays_of
+        if arrays_of is not None:
+            _check_same_arrays(self._arrays, arrays_of)
         self._states = []  # dataset state before each batch of the window
         self._consumed = window  # no window written yet: the dataset's state holds
         self._initialized = False
         with tf.name_scope(name):
-            self._inputs = tuple(
-                tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape)
-                for a in self._arrays
-            )
+            if arrays_of is None:
+                self._inputs = tuple(
+                    tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape)
+                    for a in self._arrays
+                )
+                self._arrays_in_graph = [_hidden_variable(p, "array") for p in self._inputs]
+            else:
+                self._inputs, self._arrays_in_graph = (), arrays_of._arrays_in_graph
             self._rows = tf.compat.v1.placeholder(tf.int32, [window, batch_size])
-            self._arrays_in_graph = [_hidden_variable(p, "array") for p in self._inputs]
             self._indices = _hidden_variable(
                 tf.zeros([window, batch_size], tf.int32), "indices"
             )
             self._slot = _hidden_variable(tf.constant(0), "slot")
-            self._variables = (*self._arrays_in_graph, self._indices, self._slot)
+            owned_arrays = self._arrays_in_graph if arrays_of is None else []
+            self._variables = (*owned_arrays, self._indices, self._slot)
             self._refill = tf.group(
                 self._indices.assign(self._rows), self._slot.assign(0), name="refill"
             )
@@ -152,10 +165,13 @@ class GraphBatches:
         return tuple(tf.gather(v.value(), rows) for v in self._arrays_in_graph)
 
     def initialize(self, session):
-        """Copies the arrays into ``session`` (once, before the first batch)."""
+        """Copies the arrays into ``session`` (once, before the first batch); with
+        ``arrays_of``, initializes that one first if it was not."""
+        if self._arrays_of is not None and not self._arrays_of._initialized:
+            self._arrays_of.initialize(session)
         session.run(
             [v.initializer for v in self._variables],
-            dict(zip(self._inputs, self._arrays, strict=True)),
+            dict(zip(self._inputs, self._arrays if self._inputs else (), strict=True)),
         )
         self._initialized = True
         self._consumed = self.window  # a new session: indices are written on first use
@@ -204,6 +220,21 @@ class GraphBatches:
         """Continues from a state returned by :meth:`state`."""
         self.dataset.restore(state)
         self._consumed = self.window
+
+
+def _check_same_arrays(arrays, other):
+    """Refuses to share the in-graph copy of ``other`` (a GraphBatches) for other
+    ``arrays`` or from another graph."""
+    if any(a is not b for a, b in zip(arrays, other._arrays, strict=True)):
+        raise DataError(
+            "GraphBatches: expected arrays_of over the same images and labels arrays, "
+            "found other arrays; share only between batches of one DataSet's arrays"
+        )
+    if other._slot.graph is not tf.compat.v1.get_default_graph():
+        raise DataError(
+            "GraphBatches: expected arrays_of built in the current graph, found it "
+            "in another graph; build both GraphBatches in one graph"
+        )
 
 
 def _hidden_variable(initial_value, name):
