@@ -59,27 +59,6 @@ def data():
     return x, np.tanh(x @ rng.standard_normal((8, 1))).astype(np.float32)
 
 
-def one_process():
-    """The same model and data in one process on the whole batch: ``{name: value}``."""
-    images, labels = data()
-    with tf.Graph().as_default():
-        x = v1.placeholder(tf.float32, [BATCH, 8])
-        y = v1.placeholder(tf.float32, [BATCH, 1])
-        loss = build(x, y)
-        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
-            update = optimizer().minimize(loss)
-        variables = v1.global_variables()  # moving statistics, optimizer slots too
-        with v1.Session() as session:
-            session.run(v1.global_variables_initializer())
-            losses = []
-            for step in range(STEPS):
-                rows = (np.arange(BATCH) + step * BATCH) % len(images)
-                feed = {x: images[rows], y: labels[rows]}
-                losses.append(session.run([update, loss], feed)[1])
-            names = [v.op.name for v in variables]
-            return losses, dict(zip(names, session.run(variables), strict=True))
-
-
 def start_workers(tmp_path, checkpoints):
     """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
     script = tmp_path / "worker.py"
@@ -120,7 +99,8 @@ def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(t
     workers = start_workers(tmp_path, checkpoints)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
-    losses, values = one_process()
+    reference = sync.one_process(build, optimizer, *data(), BATCH, STEPS)
+    losses, values = reference.losses, reference.values
     for result in results:
         for name, value in values.items():
             np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)

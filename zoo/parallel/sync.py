@@ -16,7 +16,9 @@ Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
     result.values["model/w"]   # the same array on every worker
 
 where ``build(x, y)`` returns the loss, the mean over its examples, as TF1 code
-writes it.
+writes it. :func:`one_process` trains the same function on the whole batch in one
+process, from the chief's initial weights (``<checkpoint_dir>/initial.ckpt``): the
+reference the workers must equal.
 """
 
 import json
@@ -32,6 +34,7 @@ from layers.normalization import batch_statistics
 from zoo.training.checkpoints import latest_tf_checkpoint
 
 v1 = tf.compat.v1
+INITIAL = "initial.ckpt"  # the chief's weights before its first step, beside the others
 
 
 class Result(NamedTuple):
@@ -73,7 +76,9 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
     With ``checkpoint_dir``, every worker starts from its latest checkpoint (the
     step it names, optimizer state included), and the chief (worker 0) writes one
     every ``checkpoint_every`` steps and at the end: a group killed at any point
-    and started again ends where an uninterrupted one would.
+    and started again ends where an uninterrupted one would. A chief that starts
+    from step 0 also writes :data:`INITIAL`, the weights :func:`one_process` starts
+    from.
 
     Args:
         index: this worker's index.
@@ -124,24 +129,75 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
         server = tf.distribute.Server(
             strategy.cluster_resolver.cluster_spec(), "worker", index, config=config
         )
-        losses = []
         with v1.Session(server.target, config=config) as session:
             session.run(init)
             first = restore(saver, session, checkpoint_dir)
-            start = time.perf_counter()
-            for step in range(first, steps):
-                rows = (np.arange(share) + step * batch_size + index * share) % len(images)
-                _, value = session.run([update, total], {x: images[rows], y: labels[rows]})
-                losses.append(float(value))
-                done = step + 1
-                if saver and index == 0 and (done == steps or (
+            chief_saver = saver if index == 0 else None
+            if chief_saver and first == 0:
+                prefix = os.path.join(checkpoint_dir, INITIAL)
+                saver.save(session, prefix, write_meta_graph=False, write_state=False)
+
+            def after(done):
+                if chief_saver and (done == steps or (
                         checkpoint_every and done % checkpoint_every == 0)):  # fmt: skip
                     prefix = os.path.join(checkpoint_dir, "model.ckpt")
                     saver.save(session, prefix, global_step=done)
-            seconds = time.perf_counter() - start
-            names = [v.op.name for v in variables]
-            values = dict(zip(names, session.run(variables), strict=True))
-    return Result(losses, values, seconds)
+
+            return run_steps(
+                session, [update, total], x, y, images, labels, first, steps,
+                batch_size, index * share, variables, after,
+            )  # fmt: skip
+
+
+def one_process(build, optimizer, images, labels, batch_size, steps, initial=None):
+    """Trains ``build`` in this process on whole batches: what :func:`train`'s workers
+    together must equal.
+
+    Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)``, as in
+    :func:`train`; batch norm's update ops run with each step.
+
+    Args:
+        build, optimizer, images, labels, batch_size, steps: as :func:`train`.
+        initial: a checkpoint to start from (the chief's :data:`INITIAL`); None:
+            the variables' initializers.
+
+    Returns:
+        A :class:`Result`.
+    """
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.as_dtype(images.dtype), [batch_size, *images.shape[1:]], "x")
+        y = v1.placeholder(tf.as_dtype(labels.dtype), [batch_size, *labels.shape[1:]], "y")
+        loss = build(x, y)
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            update = optimizer().minimize(loss)
+        variables = v1.global_variables()
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            if initial:
+                v1.train.Saver(variables).restore(session, initial)
+            return run_steps(
+                session, [update, loss], x, y, images, labels, 0, steps, batch_size, 0,
+                variables, after=lambda done: None,
+            )  # fmt: skip
+
+
+def run_steps(session, fetches, x, y, images, labels, first, steps, batch_size, offset,
+              variables, after):  # fmt: skip
+    """Runs steps ``first..steps-1``: step ``s`` feeds ``x.shape[0]`` rows from
+    ``s * batch_size + offset`` (wrapping around) and calls ``after(s + 1)``.
+
+    Returns:
+        A :class:`Result`, ``fetches[1]`` being the loss.
+    """
+    losses = []
+    start = time.perf_counter()
+    for step in range(first, steps):
+        rows = (np.arange(x.shape[0]) + step * batch_size + offset) % len(images)
+        losses.append(float(session.run(fetches, {x: images[rows], y: labels[rows]})[1]))
+        after(step + 1)
+    seconds = time.perf_counter() - start
+    names = [v.op.name for v in variables]
+    return Result(losses, dict(zip(names, session.run(variables), strict=True)), seconds)
 
 
 def cross_worker_moments(inputs, axes):
