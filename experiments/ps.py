@@ -52,6 +52,7 @@ from experiments.harness import (
     startup,
 )
 from layers.errors import ZooError
+from zoo.constants import BATCH_WINDOW
 from zoo.parallel import cluster_spec, launcher
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -60,6 +61,7 @@ MODES = ("async", "sync")
 TASK_FLAGS = (
     "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
     "log_every", "startup_timeout", "dataset", "data_dir", "expose", "precision", "mode",
+    "steps_per_run",
 )  # fmt: skip
 
 
@@ -86,6 +88,16 @@ def build_parser():
         default="mlp",
         help=f"network to train ({classifiers.BATCH_NORM_MODEL}: the conv net with "
         "batch norm, --mode sync only)",
+    )
+    p.add_argument(
+        "--steps-per-run",
+        type=int,
+        default=1,
+        metavar="K",
+        check=flags.integer(1, BATCH_WINDOW),
+        may_differ_on_resume=True,
+        help="--mode sync: synchronous steps inside one session.run (a tf.while_loop "
+        "around the strategy's step); the results do not depend on it",
     )
     flags.add_hidden_flag(p, "625,625", "the MLP's hidden layers")
     flags.add_precision_flag(p)
@@ -148,6 +160,11 @@ def check_cluster_flags(args):
         )
     if args.mode == "sync":
         check_sync(args)
+    elif args.steps_per_run != 1:
+        raise ZooError(
+            f"--steps-per-run: expected 1 with --mode async, found {args.steps_per_run}; "
+            "an asynchronous worker takes one step per run: pass --mode sync"
+        )
     launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
         cluster.check_memory(args.workers, ps=args.mode == "async")
@@ -285,7 +302,7 @@ def train_sync(args, hidden, jobs, job, index, run, data):
     result = sync.train(
         index, jobs["worker"], mean_loss(args, hidden), optimizer(args),
         data.train.images, data.train.labels, args.batch_size, args.steps,
-        checkpoint_dir, args.checkpoint_every,
+        checkpoint_dir, args.checkpoint_every, args.steps_per_run,
     )  # fmt: skip
     first = args.steps - len(result.losses)
     return {
@@ -414,7 +431,7 @@ def compare_one_process(args, run):
     reference = sync.one_process(
         mean_loss(args, flags.integers(args.hidden)), optimizer(args),
         data.train.images, data.train.labels, args.batch_size, args.steps,
-        initial=os.path.join(directory, sync.INITIAL),
+        initial=os.path.join(directory, sync.INITIAL), steps_per_run=args.steps_per_run,
     )  # fmt: skip
     _, reader = checkpoints.open_tf_checkpoint(directory)
     return {

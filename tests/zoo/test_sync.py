@@ -23,10 +23,9 @@ import sys
 import numpy as np
 from tests.zoo.test_sync import build, data, optimizer
 from zoo.parallel import sync
-index, addresses, out, ckpt = int(sys.argv[1]), sys.argv[2].split(","), *sys.argv[3:]
-images, labels = data()
-result = sync.train(index, addresses, build, optimizer, images, labels, {batch}, {steps},
-                    ckpt, {every})
+index, addresses, out, ckpt, per_run = sys.argv[1], sys.argv[2].split(","), *sys.argv[3:]
+result = sync.train(int(index), addresses, build, optimizer, *data(), {batch}, {steps},
+                    ckpt, {every}, int(per_run))
 values = {{name.replace("/", "|"): value for name, value in result.values.items()}}
 np.savez(out, losses=result.losses, **values)
 """
@@ -59,7 +58,7 @@ def data():
     return x, np.tanh(x @ rng.standard_normal((8, 1))).astype(np.float32)
 
 
-def start_workers(tmp_path, checkpoints):
+def start_workers(tmp_path, checkpoints, steps_per_run):
     """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER.format(batch=BATCH, steps=STEPS, every=EVERY))
@@ -68,7 +67,7 @@ def start_workers(tmp_path, checkpoints):
     return [
         subprocess.Popen(
             [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
-             checkpoints],
+             checkpoints, str(steps_per_run)],
             env=env,
         )
         for i in range(2)
@@ -84,10 +83,11 @@ def checkpointed_step(checkpoints):
 
 @pytest.mark.slow
 def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
-    """Both workers SIGKILLed mid-run after a checkpoint, started again: every weight
-    and every loss of the resumed steps as one process on the whole batch."""
+    """Both workers SIGKILLed mid-run after a checkpoint, started again with 7 steps per
+    session.run: every weight and every loss of the resumed steps as one process on
+    the whole batch (which takes 5 per run: the runs' lengths change nothing)."""
     checkpoints = tmp_path / "checkpoints"
-    workers = start_workers(tmp_path, checkpoints)
+    workers = start_workers(tmp_path, checkpoints, steps_per_run=1)
     deadline = time.monotonic() + 300
     while not EVERY <= checkpointed_step(checkpoints) < STEPS:
         assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
@@ -96,10 +96,10 @@ def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(t
         worker.send_signal(signal.SIGKILL)
     assert [w.wait() for w in workers] == [-signal.SIGKILL] * 2  # killed, not finished
     resumed_from = checkpointed_step(checkpoints)
-    workers = start_workers(tmp_path, checkpoints)
+    workers = start_workers(tmp_path, checkpoints, steps_per_run=7)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
-    reference = sync.one_process(build, optimizer, *data(), BATCH, STEPS)
+    reference = sync.one_process(build, optimizer, *data(), BATCH, STEPS, steps_per_run=5)
     losses, values = reference.losses, reference.values
     for result in results:
         for name, value in values.items():
