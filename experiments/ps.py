@@ -172,15 +172,13 @@ def check_cluster_flags(args):
 
 def check_sync(args):
     """Raises ZooError unless the synchronous mode can train these flags."""
-    from zoo.parallel.sync import check_split
-
     if args.precision != "float32":
         raise ZooError(
             f"--precision: expected float32 with --mode sync, found {args.precision}; "
             "the synchronous mode is checked against one process to 1e-5 in float32"
         )
     if args.job_name is None:  # the launcher: before any process starts
-        check_split(args.batch_size, args.workers)
+        cluster_spec.check_split(args.batch_size, args.workers)
 
 
 def task_of(args):
@@ -214,7 +212,7 @@ def run_task(args, hidden, jobs, job, index):
 
     if args.parent_pid is not None:  # started by the launcher: end with it
         distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
-    run = None
+    run = data = None
     if job == "worker":  # fail fast, before anything starts
         args, run = rundir.join_run(args, "ps")
         data = datasets.load(args, validation=0)
@@ -300,34 +298,20 @@ def train_sync(args, hidden, jobs, job, index, run, data):
     restored = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     print(f"worker:{index} synchronous, {len(jobs['worker'])} workers", flush=True)
     result = sync.train(
-        index, jobs["worker"], mean_loss(args, hidden), optimizer(args),
+        index, jobs["worker"], classifiers.mean_loss(args.model, hidden), optimizer(args),
         data.train.images, data.train.labels, args.batch_size, args.steps,
         checkpoint_dir, args.checkpoint_every, args.steps_per_run,
     )  # fmt: skip
     first = args.steps - len(result.losses)
     return {
-        "examples_per_second": len(result.losses) * args.batch_size / result.seconds,
+        "examples_per_second": len(result.losses) * args.batch_size / len(jobs["worker"])
+        / result.seconds,  # this worker's share, as an asynchronous worker counts
         "local_steps": len(result.losses),
         "losses": [[first + i, loss] for i, loss in enumerate(result.losses)][
             :: args.log_every
         ],
         "restored_from": restored and os.path.basename(restored),
     }
-
-
-def mean_loss(args, hidden):
-    """Returns ``build(x, y)``: the --model's cross-entropy averaged over the examples
-    of ``x``, plus its weight decay once (the synchronous mode's workers and its
-    one-process reference; no dropout)."""
-    import tensorflow as tf
-
-    def build(x, y):
-        model = classifiers.build(args.model, x, y, hidden)
-        examples = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=model.logits)
-        decay = [layer.regularization_loss for layer in model.layers]
-        return tf.add_n([tf.reduce_mean(examples), *filter(lambda d: d is not None, decay)])
-
-    return build
 
 
 def optimizer(args):
@@ -429,7 +413,7 @@ def compare_one_process(args, run):
     directory = run.file("checkpoints")
     data = datasets.load(args, validation=0)
     reference = sync.one_process(
-        mean_loss(args, flags.integers(args.hidden)), optimizer(args),
+        classifiers.mean_loss(args.model, flags.integers(args.hidden)), optimizer(args),
         data.train.images, data.train.labels, args.batch_size, args.steps,
         initial=os.path.join(directory, sync.INITIAL), steps_per_run=args.steps_per_run,
     )  # fmt: skip

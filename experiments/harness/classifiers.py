@@ -48,6 +48,21 @@ def build(model, x, y, hidden=None, keep_prob=None, training=True):
     return mlp_classifier(x, y, scope="mlp", **({"hidden": hidden} if hidden else {}))
 
 
+def mean_loss(model, hidden=None):
+    """Returns ``build(x, y)``: ``model``'s cross-entropy averaged over the examples
+    of ``x``, plus its weight decay once (no dropout); what
+    :func:`zoo.parallel.sync.train` and ``one_process`` train."""
+    import tensorflow as tf
+
+    def mean(x, y):
+        net = build(model, x, y, hidden)
+        examples = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=net.logits)
+        decay = [layer.regularization_loss for layer in net.layers]
+        return tf.add_n([tf.reduce_mean(examples), *filter(lambda d: d is not None, decay)])
+
+    return mean
+
+
 BATCH_NORM = ("none", "per-tower", "sync")
 TOWERS_SCOPE = "towers"
 

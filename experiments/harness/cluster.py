@@ -17,7 +17,9 @@ import argparse
 import functools
 import json
 import os
+import shlex
 import signal
+import subprocess
 import sys
 
 from experiments.harness import flags
@@ -105,6 +107,29 @@ def check_memory(workers, meminfo="/proc/meminfo", ps=True):
             f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers, or "
             "pass --no-memory-check to start them anyway"
         )
+
+
+def run_launcher(module, out, argv):
+    """Runs ``python -m module --out OUT ARGV`` (a launcher) to its end; returns its
+    ``results.json``. Its stderr passes through without TensorFlow's start-up lines.
+
+    Raises:
+        ZooError: the run did not finish (its own error is on stderr above).
+    """
+    from experiments.harness import startup
+
+    command = [sys.executable, "-m", module, "--out", out, *argv]
+    done = subprocess.run(command, stderr=subprocess.PIPE, text=True, check=False)
+    # (this process's TF_CPP_MIN_LOG_LEVEL, which it inherits, keeps it from dropping them)
+    lines = done.stderr.splitlines(keepends=True)
+    sys.stderr.write("".join(s for s in lines if not startup.is_startup_line(s)))
+    if done.returncode:
+        raise ZooError(
+            f"{out}: expected {shlex.join(command[2:])} to finish, found exit status "
+            f"{done.returncode}; see its error above and its logs in {out}"
+        )
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)
 
 
 def task_command(module, args, out, task_flags):

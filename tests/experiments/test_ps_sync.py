@@ -1,7 +1,7 @@
 """experiments.ps --mode sync: synchronous workers through the same launcher equal one
 process on the whole batch (results.json's max_diff_vs_one_process), a killed worker
-restarts the whole cluster from the chief's checkpoint, --resume goes on equal; bad
-flags are refused before any process starts."""
+restarts the whole cluster from the chief's checkpoint; bad flags are refused before any
+process starts."""
 
 import json
 import os
@@ -29,12 +29,16 @@ def wait_for(condition, what):
 
 
 @pytest.mark.slow
-def test_sync_workers_equal_one_process_killed_and_resumed(tiny_data_dir, tmp_path):
+def test_sync_workers_equal_one_process_even_after_a_worker_is_killed(
+    tiny_data_dir, tmp_path
+):
+    """Worker 1 SIGKILLed after the first checkpoint: both start again from it (4 steps
+    per session.run), and the chief's weights equal one process's on the same batches."""
     out = tmp_path / "run"
     argv = [
         "--mode", "sync", "--workers", "2", "--data-dir", tiny_data_dir, "--out", str(out),
-        "--steps", "600", "--batch-size", "50", "--hidden", "16", "--checkpoint-every",
-        "20", "--timeout", str(WAIT_S),
+        "--steps", "400", "--batch-size", "50", "--hidden", "16", "--checkpoint-every",
+        "20", "--steps-per-run", "4", "--timeout", str(WAIT_S),
     ]  # fmt: skip
     outcome = {}
     launcher = threading.Thread(target=lambda: outcome.update(code=ps.main(argv)))
@@ -47,23 +51,13 @@ def test_sync_workers_equal_one_process_killed_and_resumed(tiny_data_dir, tmp_pa
     assert outcome == {"code": 0}
     with open(out / "results.json") as f:
         results = json.load(f)
-    assert results["restarts"] == {"cluster": 1} and results["global_steps"] == 600
+    assert results["restarts"] == {"cluster": 1} and results["global_steps"] == 400
     assert results["cluster"]["ps"] == []  # no parameter server in sync mode
     restored = int(results["restored_from"].rsplit("-", 1)[1])
-    assert 20 <= restored < 600
-    assert results["local_steps_per_worker"] == [600 - restored] * 2
+    assert 20 <= restored < 400
+    assert results["local_steps_per_worker"] == [400 - restored] * 2
     assert results["max_diff_vs_one_process"] < 1e-5
     assert results["chief_losses"][-1][1] < results["chief_losses"][0][1]
-
-    resumed = list(argv)
-    resumed[resumed.index("--out")] = "--resume"
-    resumed[resumed.index("--steps") + 1] = "650"
-    assert ps.main(resumed) == 0
-    with open(out / "results.json") as f:
-        results = json.load(f)
-    assert results["restored_from"] == "model.ckpt-600"
-    assert results["local_steps_per_worker"] == [50, 50]
-    assert results["max_diff_vs_one_process"] < 1e-5
 
 
 FAKE_TASK = """

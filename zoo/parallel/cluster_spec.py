@@ -187,6 +187,21 @@ def check_task(jobs, job, index):
         )
 
 
+def check_split(batch_size, workers):
+    """Raises unless ``batch_size`` splits evenly over ``workers`` (before any process
+    starts): :func:`zoo.parallel.sync.train` splits each batch over them.
+
+    Raises:
+        ZooError: ``workers`` is not a positive int, or does not divide ``batch_size``.
+    """
+    if not isinstance(workers, int) or workers < 1 or batch_size % workers:
+        raise ZooError(
+            f"sync: expected a worker count that divides the batch size {batch_size}, "
+            f"found {workers!r} workers; pass a batch size that is a multiple of the "
+            "worker count, or another worker count"
+        )
+
+
 def free_ports(count, host="127.0.0.1"):
     """Returns ``count`` distinct ports that were free on ``host`` a moment ago."""
     sockets = [socket.socket() for _ in range(count)]

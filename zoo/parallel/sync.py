@@ -29,8 +29,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from layers.errors import ZooError
 from layers.normalization import batch_statistics
+from zoo.parallel.cluster_spec import check_split
 from zoo.training.checkpoints import latest_tf_checkpoint
 
 v1 = tf.compat.v1
@@ -50,21 +50,6 @@ class Result(NamedTuple):
     losses: list
     values: dict
     seconds: float
-
-
-def check_split(batch_size, workers):
-    """Raises unless ``batch_size`` splits evenly over ``workers`` (before any process
-    starts).
-
-    Raises:
-        ZooError: ``workers`` is not a positive int, or does not divide ``batch_size``.
-    """
-    if not isinstance(workers, int) or workers < 1 or batch_size % workers:
-        raise ZooError(
-            f"sync: expected a worker count that divides the batch size {batch_size}, "
-            f"found {workers!r} workers; pass a batch size that is a multiple of the "
-            "worker count, or another worker count"
-        )
 
 
 def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
