@@ -315,8 +315,8 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
     clusters = []
     real = cluster_spec.local_cluster
 
-    def local_cluster(workers):
-        jobs = real(workers)
+    def local_cluster(workers, ps=1):
+        jobs = real(workers, ps)
         if not clusters:  # the first cluster's ps gets the taken port
             jobs["ps"] = [f"127.0.0.1:{port}"]
         clusters.append(jobs)
