@@ -45,7 +45,7 @@ LEARNING_RATE = 1e-3  # experiments.ps' default
 def build_parser():
     """Returns the benchmark's argument parser."""
     p = flags.parser(
-        __doc__.splitlines()[0], steps=300, batch_size=64, quick_steps=20, resumable=False
+        __doc__.splitlines()[0], steps=300, batch_size=96, quick_steps=20, resumable=False
     )
     flags.add_json_flag(p)
     p.add_argument(
