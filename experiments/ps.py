@@ -303,9 +303,9 @@ def train_sync(args, hidden, jobs, job, index, run, data):
         checkpoint_dir, args.checkpoint_every, args.steps_per_run,
     )  # fmt: skip
     first = args.steps - len(result.losses)
+    share = args.batch_size // len(jobs["worker"])
     return {
-        "examples_per_second": len(result.losses) * args.batch_size / len(jobs["worker"])
-        / result.seconds,  # this worker's share, as an asynchronous worker counts
+        "examples_per_second": result.steps_per_second * share,  # as async counts
         "local_steps": len(result.losses),
         "losses": [[first + i, loss] for i, loss in enumerate(result.losses)][
             :: args.log_every
@@ -423,8 +423,7 @@ def compare_one_process(args, run):
             float(np.max(np.abs(reader.get_tensor(name) - value)))
             for name, value in reference.values.items()
         ),
-        "one_process_examples_per_second": args.steps * args.batch_size
-        / reference.seconds,
+        "one_process_examples_per_second": reference.steps_per_second * args.batch_size,
         "one_process_last_loss": reference.losses[-1],
     }
 

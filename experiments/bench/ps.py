@@ -13,7 +13,9 @@ For each worker count N of ``--workers``, three contenders train the MLP of
   model of throughput against N).
 
 Each launcher runs its tasks in a private loopback network (as the experiment);
-its time is the workers' training loop only (start-up and evaluation left out).
+its time is the workers' training loop only (start-up and evaluation left out; sync
+and one process also leave out their first ``session.run``, TensorFlow's graph
+optimization).
 Reported: examples/s and global steps/s of each, the ratios sync / one process,
 async / one process and sync / async, the bytes of the model's variables (what
 an all-reduce or a ps exchange moves per step), the machine and the command.
@@ -84,7 +86,7 @@ def one_process_speed(args, data, batch_size):
         data.train.images, data.train.labels, batch_size, args.steps,
         steps_per_run=args.steps_per_run,
     )  # fmt: skip
-    return args.steps * batch_size / result.seconds
+    return result.steps_per_second * batch_size
 
 
 def cluster_speed(args, run, mode, workers):

@@ -45,11 +45,14 @@ class Result(NamedTuple):
             batch (as one process on ``batch_size`` examples would see it).
         values: ``{variable name: array}`` after the last step.
         seconds: wall time of the steps.
+        steps_per_second: the speed of the runs after the first (which holds
+            TensorFlow's graph optimization), or of the first alone.
     """
 
     losses: list
     values: dict
     seconds: float
+    steps_per_second: float
 
 
 def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
@@ -225,6 +228,7 @@ class Runs(NamedTuple):
         values = []
         start = time.perf_counter()
         step = self.first
+        warm = None  # (time, step) after the first run
         while step < self.steps:
             end = min(step + self.steps_per_run, self.steps)
             if self.checkpoint_every:
@@ -234,10 +238,12 @@ class Runs(NamedTuple):
             values += session.run(losses, {xs: images[rows], ys: labels[rows]}).tolist()
             step = end
             after(step)
-        seconds = time.perf_counter() - start
+            warm = warm or (time.perf_counter(), step)
+        now = time.perf_counter()
+        since, at = warm if warm and step > warm[1] else (start, self.first)
         names = [v.op.name for v in variables]
         final = dict(zip(names, session.run(variables), strict=True))
-        return Result(values, final, seconds)
+        return Result(values, final, now - start, (step - at) / max(now - since, 1e-9))
 
 
 def cross_worker_moments(inputs, axes):
