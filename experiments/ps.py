@@ -297,10 +297,11 @@ def train_sync(args, hidden, jobs, job, index, run, data):
     os.makedirs(checkpoint_dir, exist_ok=True)
     restored = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     print(f"worker:{index} synchronous, {len(jobs['worker'])} workers", flush=True)
+    loss = classifiers.batch_loss(args.model, args.batch_size, hidden)
     result = sync.train(
-        index, jobs["worker"], classifiers.mean_loss(args.model, hidden), optimizer(args),
-        data.train.images, data.train.labels, args.batch_size, args.steps,
-        checkpoint_dir, args.checkpoint_every, args.steps_per_run,
+        index, jobs["worker"], loss, optimizer(args), data.train.images,
+        data.train.labels, args.batch_size, args.steps, checkpoint_dir,
+        args.checkpoint_every, args.steps_per_run,
     )  # fmt: skip
     first = args.steps - len(result.losses)
     share = args.batch_size // len(jobs["worker"])
@@ -412,10 +413,11 @@ def compare_one_process(args, run):
 
     directory = run.file("checkpoints")
     data = datasets.load(args, validation=0)
+    loss = classifiers.batch_loss(args.model, args.batch_size, flags.integers(args.hidden))
     reference = sync.one_process(
-        classifiers.mean_loss(args.model, flags.integers(args.hidden)), optimizer(args),
-        data.train.images, data.train.labels, args.batch_size, args.steps,
-        initial=os.path.join(directory, sync.INITIAL), steps_per_run=args.steps_per_run,
+        loss, optimizer(args), data.train.images, data.train.labels, args.batch_size,
+        args.steps, initial=os.path.join(directory, sync.INITIAL),
+        steps_per_run=args.steps_per_run,
     )  # fmt: skip
     _, reader = checkpoints.open_tf_checkpoint(directory)
     return {

@@ -89,7 +89,7 @@ def one_process_speed(args, data, batch_size):
     from zoo.parallel import sync
 
     result = sync.one_process(
-        classifiers.mean_loss("mlp", flags.integers(args.hidden)),
+        classifiers.batch_loss("mlp", batch_size, flags.integers(args.hidden)),
         lambda: tf.compat.v1.train.AdamOptimizer(LEARNING_RATE),
         data.train.images, data.train.labels, batch_size, args.steps,
         steps_per_run=args.steps_per_run,

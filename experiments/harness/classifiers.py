@@ -48,19 +48,22 @@ def build(model, x, y, hidden=None, keep_prob=None, training=True):
     return mlp_classifier(x, y, scope="mlp", **({"hidden": hidden} if hidden else {}))
 
 
-def mean_loss(model, hidden=None):
-    """Returns ``build(x, y)``: ``model``'s cross-entropy averaged over the examples
-    of ``x``, plus its weight decay once (no dropout); what
-    :func:`zoo.parallel.sync.train` and ``one_process`` train."""
+def batch_loss(model, batch_size, hidden=None):
+    """Returns ``build(x, y)``: ``model``'s loss as :func:`build` makes it, the
+    cross-entropy summed over ``batch_size`` examples plus the weight decay, from
+    the mean over the examples of ``x`` (a worker's share: what
+    :func:`zoo.parallel.sync.train` and ``one_process`` train). No dropout.
+    """
     import tensorflow as tf
 
-    def mean(x, y):
+    def loss(x, y):
         net = build(model, x, y, hidden)
         examples = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=net.logits)
         decay = [layer.regularization_loss for layer in net.layers]
-        return tf.add_n([tf.reduce_mean(examples), *filter(lambda d: d is not None, decay)])
+        mean = tf.reduce_mean(examples)
+        return tf.add_n([batch_size * mean, *filter(lambda d: d is not None, decay)])
 
-    return mean
+    return loss
 
 
 BATCH_NORM = ("none", "per-tower", "sync")
