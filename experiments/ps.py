@@ -26,13 +26,15 @@ record ``max_diff_vs_one_process`` in results.json.
 Usage::
 
     python -m experiments.ps --workers 2 --data-dir DIR --out runs/ps/two
+    python -m experiments.ps --mode sync --workers 2 --data-dir DIR --steps-per-run 8
     python -m experiments.ps --job-name worker --task-index 1 --expose \
         --cluster "ps=10.0.0.1:2222;worker=10.0.0.2:2222,10.0.0.3:2222" --data-dir DIR
 
 The run directory holds ``cluster.json`` (addresses and process ids),
 ``logs/<job>-<index>.log``, ``workers/worker-<index>.json``, the chief's
 checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
-``workers``, ``examples_per_second_per_worker`` and ``global_steps``.
+``workers``, ``examples_per_second_per_worker`` and ``global_steps`` (sync: also
+``max_diff_vs_one_process``; docs/distributed.md).
 """
 
 import json
