@@ -8,7 +8,8 @@ ARGS ?=
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 .PHONY: install reference test test-fast lint tf-layers-tests inspect experiment-dqn \
-	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned
+	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned \
+	bench-ps
 
 install: reference
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -56,9 +57,12 @@ MODEL ?= autoencoder
 inspect:
 	$(PY) -m zoo inspect $(MODEL) $(ARGS)
 
+# MODE=async: 1 ps, each worker applies its own steps; MODE=sync: the workers all-reduce
+# every step's gradients (docs/distributed.md).
 WORKERS ?= 2
+MODE ?= async
 experiment-ps:
-	$(PY) -m experiments.ps --workers $(WORKERS) $(DATA_FLAGS) $(ARGS)
+	$(PY) -m experiments.ps --mode $(MODE) --workers $(WORKERS) $(DATA_FLAGS) $(ARGS)
 
 # Benchmarks: results as JSON, never timed tests.
 bench:
@@ -78,3 +82,7 @@ bench-towers:
 
 bench-dqn:
 	$(PY) -m experiments.bench.dqn $(ARGS)
+
+# Synchronous vs asynchronous workers vs one process, 1-4 workers on loopback.
+bench-ps:
+	$(PY) -m experiments.bench.ps $(DATA_FLAGS) $(ARGS)

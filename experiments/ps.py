@@ -1,4 +1,5 @@
-"""Asynchronous parameter-server training: 1 ps and N workers as separate processes.
+"""Parameter-server training, asynchronous (1 ps and N workers as separate processes)
+or synchronous (``--mode sync``: N workers on TensorFlow's collectives, no ps).
 
 Without ``--job-name`` (and without ``TF_CONFIG``) this script is the launcher:
 it checks that memory holds ``--workers`` tasks, starts one ps process and
@@ -15,43 +16,54 @@ last checkpoint. With ``--job-name ps|worker --task-index I --cluster SPEC`` (or
 ``TF_CONFIG``) it runs one task, which is how the same code runs across
 machines (docs/distributed.md).
 
+``--mode sync`` runs the workers of :func:`zoo.parallel.sync.train` instead: each
+takes ``--batch-size / --workers`` examples of every global batch and all apply
+the all-reduced gradient, so the run is one process on the whole batch; a dead
+worker restarts every worker from the chief's last checkpoint (a synchronous step
+needs them all), and the launcher trains that one process itself at the end to
+record ``max_diff_vs_one_process`` in results.json.
+
 Usage::
 
     python -m experiments.ps --workers 2 --data-dir DIR --out runs/ps/two
+    python -m experiments.ps --mode sync --workers 2 --data-dir DIR --steps-per-run 8
     python -m experiments.ps --job-name worker --task-index 1 --expose \
         --cluster "ps=10.0.0.1:2222;worker=10.0.0.2:2222,10.0.0.3:2222" --data-dir DIR
 
 The run directory holds ``cluster.json`` (addresses and process ids),
 ``logs/<job>-<index>.log``, ``workers/worker-<index>.json``, the chief's
 checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
-``workers``, ``examples_per_second_per_worker`` and ``global_steps``.
+``workers``, ``examples_per_second_per_worker`` and ``global_steps`` (sync: also
+``max_diff_vs_one_process``; docs/distributed.md).
 """
 
-import argparse
-import functools
 import json
 import os
-import signal
 import sys
 import time
 
 import numpy as np
 
-from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
-from layers.errors import RunInterrupted, ZooError
+from experiments.harness import (
+    classifiers,
+    cluster,
+    datasets,
+    entry,
+    flags,
+    rundir,
+    startup,
+)
+from layers.errors import ZooError
+from zoo.constants import BATCH_WINDOW
 from zoo.parallel import cluster_spec, launcher
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
-# Peak memory (VmHWM) of each task, measured with the full 70,000-example data and the
-# default MLP (docs/distributed.md); shared library pages count in each, so the sum
-# errs on the safe side.
-PS_BYTES = 680 << 20
-WORKER_BYTES = 1050 << 20
+MODES = ("async", "sync")
 # The launcher's flags that its tasks are started with.
 TASK_FLAGS = (
     "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
-    "log_every", "startup_timeout", "dataset", "data_dir", "expose", "precision",
+    "log_every", "startup_timeout", "dataset", "data_dir", "expose", "precision", "mode",
+    "steps_per_run",
 )  # fmt: skip
 
 
@@ -66,7 +78,28 @@ def build_parser():
     )
     p.add_argument("--workers", type=int, default=2, help="worker processes to launch")
     p.add_argument(
-        "--model", choices=classifiers.MODELS, default="mlp", help="network to train"
+        "--mode",
+        choices=MODES,
+        default="async",
+        help="async: a ps, each worker applies its own gradients; sync: no ps, every "
+        "step all-reduces the workers' gradients (MultiWorkerMirroredStrategy)",
+    )
+    p.add_argument(
+        "--model",
+        choices=(*classifiers.MODELS, classifiers.BATCH_NORM_MODEL),
+        default="mlp",
+        help=f"network to train ({classifiers.BATCH_NORM_MODEL}: the conv net with "
+        "batch norm, --mode sync only)",
+    )
+    p.add_argument(
+        "--steps-per-run",
+        type=int,
+        default=1,
+        metavar="K",
+        check=flags.integer(1, BATCH_WINDOW),
+        may_differ_on_resume=True,
+        help="--mode sync: synchronous steps inside one session.run (a tf.while_loop "
+        "around the strategy's step); the results do not depend on it",
     )
     flags.add_hidden_flag(p, "625,625", "the MLP's hidden layers")
     flags.add_precision_flag(p)
@@ -77,38 +110,7 @@ def build_parser():
         check=flags.real(0.0, maximum=FLOAT32_MAX),  # a huge one tests the NaN guard
         help="Adam learning rate",
     )
-    p.add_argument(
-        "--cluster",
-        default=None,
-        help="run one task of this cluster: 'ps=host:port;worker=host:port,host:port' "
-        'or JSON {"ps": [...], "worker": [...]}; TF_CONFIG works too',
-    )
-    p.add_argument(
-        "--job-name",
-        choices=cluster_spec.JOBS,
-        default=None,
-        help="this task's job (with --cluster)",
-    )
-    p.add_argument(
-        "--task-index",
-        type=int,
-        default=0,
-        help="this task's index in its job; worker 0 is the chief",
-    )
-    p.add_argument(
-        "--expose",
-        action="store_true",
-        help="let the tasks listen on every network interface (TensorFlow's gRPC "
-        "server has no loopback-only mode and no authentication): needed with "
-        "--cluster across machines, and by the launcher where no private network "
-        "namespace can be made; keep the machines behind a firewall",
-    )
-    p.add_argument(
-        "--no-memory-check",
-        action="store_true",
-        help="launcher: start --workers tasks even when MemAvailable cannot hold them",
-    )
-    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    cluster.add_flags(p)
     p.add_argument(
         "--log-every", type=int, default=50, help="period in local steps of the logged loss"
     )
@@ -118,26 +120,7 @@ def build_parser():
         default=60.0,
         help="seconds a worker waits for the ps and for the chief's init",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=1800.0,
-        help="launcher: seconds before the whole run is stopped as failed",
-    )
-    flags.add_count_flag(
-        p, "--max-restarts", 2, "launcher: times a dead worker is restarted"
-    )
-    flags.may_differ_on_resume(
-        p,
-        "cluster",
-        "job_name",
-        "task_index",
-        "startup_timeout",
-        "timeout",
-        "max_restarts",
-        "parent_pid",
-        "no_memory_check",
-    )
+    flags.may_differ_on_resume(p, "startup_timeout")
     p.add_check(check_cluster_flags)
     return p
 
@@ -156,44 +139,48 @@ def main(argv=None):
 def check_cluster_flags(args):
     """Checks what one flag cannot: a task's --cluster, --job-name and --task-index
     (or TF_CONFIG), the launcher's --workers against the memory (unless
-    --no-memory-check).
+    --no-memory-check), what --mode sync allows.
 
     Raises:
         ZooError: --cluster without --job-name or the reverse; a cluster spec or
             TF_CONFIG that cannot be read, or a task outside it (:func:`task_of`);
-            more workers than memory holds (:func:`check_memory`).
+            more workers than memory holds
+            (:func:`experiments.harness.cluster.check_memory`); the batch norm
+            model in async mode; in sync mode a --precision other than float32 or
+            a worker count that does not divide --batch-size.
     """
     if bool(args.cluster) != bool(args.job_name):
         raise ZooError(
             "--cluster/--job-name: expected both or neither, found only one; pass "
             "--cluster SPEC --job-name ps|worker --task-index I"
         )
+    if args.mode == "async" and args.model == classifiers.BATCH_NORM_MODEL:
+        raise ZooError(
+            f"--model: expected mlp or conv with --mode async, found "
+            f"{args.model}; the asynchronous workers do not run batch norm's updates: "
+            "pass --mode sync"
+        )
+    if args.mode == "sync":
+        check_sync(args)
+    elif args.steps_per_run != 1:
+        raise ZooError(
+            f"--steps-per-run: expected 1 with --mode async, found {args.steps_per_run}; "
+            "an asynchronous worker takes one step per run: pass --mode sync"
+        )
     launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
-        check_memory(args.workers)
+        cluster.check_memory(args.workers, ps=args.mode == "async")
 
 
-def memory_needed(workers):
-    """Returns the bytes that 1 ps and ``workers`` workers need (estimate)."""
-    return PS_BYTES + workers * WORKER_BYTES
-
-
-def check_memory(workers, meminfo="/proc/meminfo"):
-    """Refuses a cluster that the available memory cannot hold.
-
-    Raises:
-        ZooError: the estimate of :func:`memory_needed` exceeds MemAvailable.
-    """
-    available = launcher.memory_available(meminfo)
-    need = memory_needed(workers)
-    if available is not None and need > available:
+def check_sync(args):
+    """Raises ZooError unless the synchronous mode can train these flags."""
+    if args.precision != "float32":
         raise ZooError(
-            f"--workers {workers}: expected a cluster that fits in memory, found an "
-            f"estimated {need / 2**30:.1f} GiB ({workers} workers x "
-            f"{WORKER_BYTES >> 20} MiB + the ps {PS_BYTES >> 20} MiB) against "
-            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers, or "
-            "pass --no-memory-check to start them anyway"
+            f"--precision: expected float32 with --mode sync, found {args.precision}; "
+            "the synchronous mode is checked against one process to 1e-5 in float32"
         )
+    if args.job_name is None:  # the launcher: before any process starts
+        cluster_spec.check_split(args.batch_size, args.workers)
 
 
 def task_of(args):
@@ -206,11 +193,12 @@ def task_of(args):
         ZooError: a cluster spec (or TF_CONFIG) that cannot be read, or a task
             outside it.
     """
+    required = ("worker",) if args.mode == "sync" else cluster_spec.JOBS
     if args.cluster:  # with --job-name (check_cluster_flags)
-        jobs = cluster_spec.parse(args.cluster)
+        jobs = cluster_spec.parse(args.cluster, required)
         cluster_spec.check_task(jobs, args.job_name, args.task_index)
         return jobs, args.job_name, args.task_index
-    return cluster_spec.from_tf_config()
+    return cluster_spec.from_tf_config(required=required)
 
 
 def run_task(args, hidden, jobs, job, index):
@@ -222,6 +210,31 @@ def run_task(args, hidden, jobs, job, index):
         0, or :data:`zoo.parallel.launcher.PORT_IN_USE_EXIT` when the task's port
         was taken (the launcher then retries on other ports).
     """
+    from zoo.parallel import distributed
+
+    if args.parent_pid is not None:  # started by the launcher: end with it
+        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
+    run = data = None
+    if job == "worker":  # fail fast, before anything starts
+        args, run = rundir.join_run(args, "ps")
+        data = datasets.load(args, validation=0)
+    train = train_sync if args.mode == "sync" else train_async
+    stats = train(args, hidden, jobs, job, index, run, data)
+    if not isinstance(stats, dict):
+        return stats  # the ps served until stopped, or an exit status
+    if index == 0:
+        stats.update(evaluate(args, hidden, run.file("checkpoints"), data.test))
+    os.makedirs(run.file("workers"), exist_ok=True)
+    run.write_json(os.path.join("workers", f"worker-{index}.json"), stats)
+    return 0
+
+
+def train_async(args, hidden, jobs, job, index, run, data):
+    """Serves as a ps until stopped, or trains as a worker against the ps.
+
+    Returns:
+        The worker's stats, or :data:`zoo.parallel.launcher.PORT_IN_USE_EXIT`.
+    """
     import tensorflow as tf
 
     from experiments.harness.train import loss_scaled
@@ -230,10 +243,7 @@ def run_task(args, hidden, jobs, job, index):
 
     v1 = tf.compat.v1
     cluster = distributed.parse_cluster(jobs)
-    if args.parent_pid is not None:  # started by the launcher: end with it
-        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
-    if job == "worker":  # fail fast, before anything starts
-        args, run = rundir.join_run(args, "ps")
+    if job == "worker":
         distributed.wait_for_ps(cluster, args.startup_timeout)
     address = cluster.task_address(job, index)
     try:
@@ -246,7 +256,6 @@ def run_task(args, hidden, jobs, job, index):
     if job == "ps":
         while True:  # until SIGTERM/SIGKILL; the server's threads do the work
             time.sleep(3600)
-    data = datasets.load(args, validation=0)
     data.train.seed = args.seed + index  # every worker its own batch order
     checkpoint_dir = run.file("checkpoints")  # train_worker refuses a foreign `checkpoint`
 
@@ -259,7 +268,7 @@ def run_task(args, hidden, jobs, job, index):
             zip((x, y), data.train.next_batch(args.batch_size), strict=True)
         )
 
-    stats = distributed.train_worker(
+    return distributed.train_worker(
         server,
         cluster,
         index,
@@ -275,11 +284,44 @@ def run_task(args, hidden, jobs, job, index):
             f"worker:{index} global step {step} loss {loss:.4f}", flush=True
         ),
     )
-    if index == 0:
-        stats.update(evaluate(args, hidden, checkpoint_dir, data.test))
-    os.makedirs(run.file("workers"), exist_ok=True)
-    run.write_json(os.path.join("workers", f"worker-{index}.json"), stats)
-    return 0
+
+
+def train_sync(args, hidden, jobs, job, index, run, data):
+    """Trains synchronous worker ``index`` (:func:`zoo.parallel.sync.train`).
+
+    Returns:
+        The worker's stats, as the asynchronous worker's.
+    """
+    from zoo.parallel import sync
+    from zoo.training import checkpoints
+
+    checkpoint_dir = run.file("checkpoints")
+    os.makedirs(checkpoint_dir, exist_ok=True)
+    restored = checkpoints.latest_tf_checkpoint(checkpoint_dir)
+    print(f"worker:{index} synchronous, {len(jobs['worker'])} workers", flush=True)
+    loss = classifiers.batch_loss(args.model, args.batch_size, hidden)
+    result = sync.train(
+        index, jobs["worker"], loss, optimizer(args), data.train.images,
+        data.train.labels, args.batch_size, args.steps, checkpoint_dir,
+        args.checkpoint_every, args.steps_per_run,
+    )  # fmt: skip
+    first = args.steps - len(result.losses)
+    share = args.batch_size // len(jobs["worker"])
+    return {
+        "examples_per_second": result.steps_per_second * share,  # as async counts
+        "local_steps": len(result.losses),
+        "losses": [[first + i, loss] for i, loss in enumerate(result.losses)][
+            :: args.log_every
+        ],
+        "restored_from": restored and os.path.basename(restored),
+    }
+
+
+def optimizer(args):
+    """Returns ``() -> Adam`` at --learning-rate."""
+    import tensorflow as tf
+
+    return lambda: tf.compat.v1.train.AdamOptimizer(args.learning_rate)
 
 
 def evaluate(args, hidden, checkpoint_dir, test):
@@ -290,159 +332,104 @@ def evaluate(args, hidden, checkpoint_dir, test):
     from zoo.training import checkpoints, precision
 
     v1 = tf.compat.v1
-    checkpoint, reader = checkpoints.open_tf_checkpoint(checkpoint_dir)
+    checkpoint, _ = checkpoints.open_tf_checkpoint(checkpoint_dir)
     with tf.Graph().as_default(), precision.policy(args.precision):
         x = v1.placeholder(tf.float32, [None, test.images.shape[1]])
         y = v1.placeholder(tf.float32, [None, test.labels.shape[1]])
-        model = classifiers.build(args.model, x, y, hidden)
-        saver = v1.train.Saver(v1.trainable_variables())
+        model = classifiers.build(args.model, x, y, hidden, training=False)
+        saver = v1.train.Saver(v1.global_variables())  # batch norm's statistics too
         with v1.Session() as sess:
             saver.restore(sess, checkpoint)
             accuracy = sess.run(model.accuracy, {x: test.images, y: test.labels})
     return {
         "test_accuracy": float(accuracy),
-        "global_steps": int(reader.get_tensor("global_step")),
+        "global_steps": cluster.checkpoint_step(checkpoint),
         "checkpoint": os.path.basename(checkpoint),
     }
 
 
-def task_argv(args, out, jobs, job, index):
-    """Returns the command line of one task of the local cluster ``jobs`` in run ``out``."""
-    return [
-        sys.executable, "-m", "experiments.ps", "--cluster", json.dumps(jobs),
-        "--job-name", job, "--task-index", str(index), "--out", out,
-        "--parent-pid", str(os.getpid()), *flags.argv_of(args, TASK_FLAGS),
-    ]  # fmt: skip
-
-
-def open_network(args):
-    """Returns the private network of the tasks, or None with ``--expose``.
-
-    Raises:
-        ZooError: no private network namespace can be made here.
-    """
-    from zoo.parallel.loopback import PrivateNetwork
-
-    if args.expose:
-        print(
-            "ps: the tasks listen on every network interface without authentication "
-            "(--expose); keep this machine behind a firewall",
-            flush=True,
-        )
-        return None
-    try:
-        return PrivateNetwork()
-    except OSError as err:
-        raise ZooError(
-            f"--expose: expected a private network namespace (loopback only) for the "
-            f"tasks, found none can be made here ({err}); TensorFlow's gRPC server "
-            "listens on every interface without authentication: pass --expose to run "
-            "anyway behind a firewall, or allow unprivileged user namespaces"
-        ) from None
-
-
-def check_resume(args, checkpoint_dir):
-    """Refuses ``--resume`` to ``--steps`` the last checkpoint has already reached."""
-    from zoo.training import checkpoints
-
-    checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
-    step = 0
-    if checkpoint:
-        _, reader = checkpoints.open_tf_checkpoint(checkpoint)
-        step = int(reader.get_tensor("global_step"))
-    if step >= args.steps:
-        raise ZooError(
-            f"{checkpoint}: expected --steps above the checkpoint's global step {step}, "
-            f"found {args.steps}; resume with a larger --steps"
-        )
-
-
 def launch(args):
-    """Starts 1 ps + ``--workers`` workers, supervises them, writes ``results.json``.
+    """Starts the cluster of --mode, supervises it, writes ``results.json``.
 
-    With ``--resume RUN_DIR`` the chief restores the last checkpoint of that run
-    and training goes on to ``--steps``. A port clash (``--expose``) starts the
-    cluster again on other ports, up to :data:`PORT_ATTEMPTS` times.
+    Async: 1 ps + ``--workers`` workers, a dead worker restarted alone. Sync:
+    ``--workers`` workers, a dead one restarts them all from the chief's last
+    checkpoint, then the one-process reference. With ``--resume RUN_DIR`` the
+    chief restores the last checkpoint of that run and training goes on to
+    ``--steps``.
 
     Raises:
-        ZooError: as :meth:`Cluster.supervise`, or as :func:`open_network`.
-        RunInterrupted: SIGINT/SIGTERM stopped the run (after the chief's
-            checkpoint); the message holds the command that resumes.
+        ZooError: as :func:`experiments.harness.cluster.launch`.
+        RunInterrupted: SIGINT/SIGTERM stopped the run; the message holds the
+            command that resumes.
     """
-    from zoo.parallel import distributed
-    from zoo.training import signals_caught
-
     run = rundir.run_dir(args, "ps")
     if args.resume:
-        check_resume(args, run.file("checkpoints"))
-    network = open_network(args)
-    try:
-        with signals_caught(enabled=True) as caught:
-            for attempt in range(1, PORT_ATTEMPTS + 1):
-                jobs = cluster_spec.local_cluster(args.workers)
-                command = functools.partial(task_argv, args, run.path, jobs)
-                children = launcher.LocalCluster(command, run.path, jobs, network)
-                try:
-                    children.start("ps", 0)
-                    for index in range(args.workers):
-                        children.start("worker", index)
-                    children.supervise(caught, args.timeout, args.max_restarts)
-                    break
-                except distributed.PortInUseError as err:
-                    if attempt == PORT_ATTEMPTS:
-                        raise
-                    print(
-                        f"ps: {err}; starting the cluster again on other ports", flush=True
-                    )
-                finally:
-                    children.close()
-    finally:
-        if network:
-            network.close()
-    if caught:
-        raise interrupted(run, caught[0])
-    return write_results(args, run, children)
-
-
-def interrupted(run, signum):
-    """Returns the :class:`RunInterrupted` of a launcher stopped by ``signum``."""
-    from zoo.training import checkpoints
-
-    checkpoint = checkpoints.latest_tf_checkpoint(run.file("checkpoints"))
-    command = run.checkpointer.command
-    return RunInterrupted(
-        f"{run.path}: interrupted by {signal.Signals(signum).name}; workers and ps "
-        f"stopped, chief checkpoint {checkpoint}; resume with: {command}",
-        signum,
-        command,
+        cluster.check_resume(args.steps, run.file("checkpoints"))
+    sync = args.mode == "sync"
+    children, restarts = cluster.launch(
+        args,
+        run,
+        lambda: cluster_spec.local_cluster(args.workers, ps=0 if sync else 1),
+        cluster.task_command("experiments.ps", args, run.path, TASK_FLAGS),
+        whole=sync,
     )
+    results = results_of(args, run)
+    results["restarts"] = {"cluster": restarts} if sync else children.restarts
+    results["cluster"] = children.jobs
+    if sync:
+        results.update(compare_one_process(args, run))
+    run.write_results(results)
+    return 0
 
 
-def write_results(args, run, children):
-    """Writes ``results.json`` from the workers' stats; returns 0."""
+def results_of(args, run):
+    """Returns the figures of results.json the workers' stats give."""
     stats = []
     for index in range(args.workers):
         with open(run.file(os.path.join("workers", f"worker-{index}.json"))) as f:
             stats.append(json.load(f))
     chief = stats[0]
-    run.write_results(
-        {
-            "test_accuracy": chief["test_accuracy"],
-            "workers": args.workers,
-            "examples_per_second_per_worker": [s["examples_per_second"] for s in stats],
-            "global_steps": chief["global_steps"],
-            "local_steps_per_worker": [s["local_steps"] for s in stats],
-            "restarts": children.restarts,
-            "chief_losses": chief["losses"],
-            "restored_from": chief["restored_from"],
-            "model": args.model,
-            "steps": args.steps,
-            "batch_size": args.batch_size,
-            "cluster": children.jobs,
-            "network": "exposed" if args.expose else "private, loopback only",
-        },
-    )
-    return 0
+    return {
+        "mode": args.mode,
+        "test_accuracy": chief["test_accuracy"],
+        "workers": args.workers,
+        "examples_per_second_per_worker": [s["examples_per_second"] for s in stats],
+        "global_steps": chief["global_steps"],
+        "local_steps_per_worker": [s["local_steps"] for s in stats],
+        "chief_losses": chief["losses"],
+        "restored_from": chief["restored_from"],
+        "model": args.model,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "network": "exposed" if args.expose else "private, loopback only",
+    }
+
+
+def compare_one_process(args, run):
+    """Trains one process on the workers' examples from the chief's initial weights
+    (:func:`zoo.parallel.sync.one_process`); returns its figures and
+    ``max_diff_vs_one_process``, the largest absolute difference of a variable
+    (optimizer slots included) from the chief's last checkpoint."""
+    from zoo.parallel import sync
+    from zoo.training import checkpoints
+
+    directory = run.file("checkpoints")
+    data = datasets.load(args, validation=0)
+    loss = classifiers.batch_loss(args.model, args.batch_size, flags.integers(args.hidden))
+    reference = sync.one_process(
+        loss, optimizer(args), data.train.images, data.train.labels, args.batch_size,
+        args.steps, initial=os.path.join(directory, sync.INITIAL),
+        steps_per_run=args.steps_per_run,
+    )  # fmt: skip
+    _, reader = checkpoints.open_tf_checkpoint(directory)
+    return {
+        "max_diff_vs_one_process": max(
+            float(np.max(np.abs(reader.get_tensor(name) - value)))
+            for name, value in reference.values.items()
+        ),
+        "one_process_examples_per_second": reference.steps_per_second * args.batch_size,
+        "one_process_last_loss": reference.losses[-1],
+    }
 
 
 if __name__ == "__main__":

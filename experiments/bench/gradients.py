@@ -20,15 +20,18 @@ Usage::
     python -m experiments.bench.gradients --quick --ps-steps 0 --data-dir DIR
 """
 
-import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 
-from experiments.harness import classifiers, datasets, entry, flags, rundir, startup
-from layers.errors import ZooError
+from experiments.harness import (
+    classifiers,
+    cluster,
+    datasets,
+    entry,
+    flags,
+    rundir,
+    startup,
+)
 
 
 def build_parser():
@@ -191,23 +194,12 @@ def parameter_server(args, run):
     """
     results = {}
     for workers in flags.integers(args.ps_workers):
-        out = run.file(f"ps-{workers}")
         argv = [
-            sys.executable, "-m", "experiments.ps", "--workers", str(workers),
-            "--steps", str(args.ps_steps), "--out", out, "--overwrite",
+            "--workers", str(workers), "--steps", str(args.ps_steps), "--overwrite",
             *flags.argv_of(args, ("batch_size", "seed", "dataset", "data_dir")),
         ]  # fmt: skip
-        # its stderr without TensorFlow's start-up lines (this process's
-        # TF_CPP_MIN_LOG_LEVEL, which it inherits, keeps it from dropping them)
-        done = subprocess.run(argv, stderr=subprocess.PIPE, text=True, check=False)
-        lines = done.stderr.splitlines(keepends=True)
-        sys.stderr.write("".join(s for s in lines if not startup.is_startup_line(s)))
-        if done.returncode:
-            raise ZooError(
-                f"{out}: expected experiments.ps with {workers} workers to finish, found "
-                f"exit status {done.returncode}; see its error above and its logs in {out}"
-            )
-        figures = runner_results(out)
+        out = run.file(f"ps-{workers}")
+        figures = cluster.run_launcher("experiments.ps", out, argv)
         per_worker = figures["examples_per_second_per_worker"]
         results[str(workers)] = {
             "examples_per_second_per_worker": per_worker,
@@ -216,12 +208,6 @@ def parameter_server(args, run):
             "global_steps": figures["global_steps"],
         }
     return results
-
-
-def runner_results(out):
-    """Returns the ``results.json`` of an :mod:`experiments.ps` run directory."""
-    with open(os.path.join(out, "results.json")) as f:
-        return json.load(f)
 
 
 def main(argv=None):

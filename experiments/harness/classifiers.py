@@ -17,28 +17,53 @@ from layers.errors import ZooError
 from zoo.data import N_CLASSES, N_PIXELS
 
 MODELS = ("mlp", "conv")
+BATCH_NORM_MODEL = "bn_conv"  # whose batch norm needs its update ops run
 
 
-def build(model, x, y, hidden=None, keep_prob=None):
+def build(model, x, y, hidden=None, keep_prob=None, training=True):
     """Builds the classifier ``model`` on ``x`` [batch, 784] and one-hot ``y``.
 
     Args:
         model: ``"mlp"``: :func:`zoo.models.mlp_classifier` under scope ``mlp``
             (no dropout); ``"conv"``: the Deep MNIST conv net,
-            :func:`zoo.models.conv_classifier` under scope ``conv``.
+            :func:`zoo.models.conv_classifier` under scope ``conv``;
+            :data:`BATCH_NORM_MODEL`: :func:`zoo.models.bn_conv.bn_conv_classifier`
+            under scope ``bn_conv``.
         x: the images.
         y: the one-hot labels.
         hidden: the MLP's hidden widths; None takes the builder's (625, 625).
         keep_prob: the conv net's dropout keep probability; None: no dropout.
+        training: batch norm's mode (:data:`BATCH_NORM_MODEL` only).
 
     Returns:
         The :class:`zoo.models.Classifier`.
     """
     from zoo.models import conv_classifier, mlp_classifier
+    from zoo.models.bn_conv import bn_conv_classifier
 
+    if model == BATCH_NORM_MODEL:
+        return bn_conv_classifier(x, y, scope=BATCH_NORM_MODEL, training=training)
     if model == "conv":
         return conv_classifier(x, y, scope="conv", keep_prob=keep_prob)
     return mlp_classifier(x, y, scope="mlp", **({"hidden": hidden} if hidden else {}))
+
+
+def batch_loss(model, batch_size, hidden=None):
+    """Returns ``build(x, y)``: ``model``'s loss as :func:`build` makes it, the
+    cross-entropy summed over ``batch_size`` examples plus the weight decay, from
+    the mean over the examples of ``x`` (a worker's share: what
+    :func:`zoo.parallel.sync.train` and ``one_process`` train). No dropout.
+    """
+    import tensorflow as tf
+
+    def loss(x, y):
+        net = build(model, x, y, hidden)
+        examples = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=net.logits)
+        decay = [layer.regularization_loss for layer in net.layers]
+        mean = tf.reduce_mean(examples)
+        return tf.add_n([batch_size * mean, *filter(lambda d: d is not None, decay)])
+
+    return loss
 
 
 BATCH_NORM = ("none", "per-tower", "sync")

@@ -156,6 +156,7 @@ EXPERIMENTS = (
     Experiment("experiments.bench.towers", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.dqn", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.canned", why="a benchmark: measures, never resumes"),
+    Experiment("experiments.bench.ps", why="a benchmark: measures, never resumes"),
 )  # fmt: skip
 
 # Keys of results.json (at any depth, matched whole) that a rerun may change and the

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ import tensorflow as tf
 
 from experiments import ps
 from experiments.bench import gradients as bench_gradients
+from experiments.harness import cluster
 from layers import ZooError
 from zoo.parallel import cluster_spec
 
@@ -315,8 +315,8 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
     clusters = []
     real = cluster_spec.local_cluster
 
-    def local_cluster(workers):
-        jobs = real(workers)
+    def local_cluster(workers, ps=1):
+        jobs = real(workers, ps)
         if not clusters:  # the first cluster's ps gets the taken port
             jobs["ps"] = [f"127.0.0.1:{port}"]
         clusters.append(jobs)
@@ -341,9 +341,9 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
 def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n")
-    ps.check_memory(4, str(meminfo))
+    cluster.check_memory(4, str(meminfo))
     with pytest.raises(ZooError, match=r"--workers 100: expected a cluster that fits in"):
-        ps.check_memory(100, str(meminfo))
+        cluster.check_memory(100, str(meminfo))
     with pytest.raises(ZooError, match="--workers 1000: .*pass --no-memory-check"):
         ps.main(["--workers", "1000"])  # refused before anything starts
 
@@ -462,7 +462,7 @@ def test_a_task_refuses_another_experiments_run_directory(tmp_path):
 def test_resume_check_reads_the_step_through_the_library_and_refuses_foreign(tmp_path):
     directory = tmp_path / "checkpoints"
     directory.mkdir()
-    ps.check_resume(types.SimpleNamespace(steps=5), str(directory))  # none yet: step 0
+    cluster.check_resume(5, str(directory))  # none yet: step 0
     with tf.Graph().as_default():
         global_step = tf.compat.v1.train.get_or_create_global_step()
         with tf.compat.v1.Session() as session:
@@ -471,8 +471,8 @@ def test_resume_check_reads_the_step_through_the_library_and_refuses_foreign(tmp
             saver = tf.compat.v1.train.Saver([global_step])
             saver.save(session, str(directory / "model.ckpt"), global_step=5)
     with pytest.raises(ZooError, match=r"model.ckpt-5: expected --steps above .* step 5"):
-        ps.check_resume(types.SimpleNamespace(steps=5), str(directory))
-    ps.check_resume(types.SimpleNamespace(steps=6), str(directory))
+        cluster.check_resume(5, str(directory))
+    cluster.check_resume(6, str(directory))
     (directory / "checkpoint").write_text('model_checkpoint_path: "/etc/model.ckpt-9"\n')
     with pytest.raises(ZooError, match=r"checkpoint: expected checkpoints inside"):
-        ps.check_resume(types.SimpleNamespace(steps=6), str(directory))
+        cluster.check_resume(6, str(directory))

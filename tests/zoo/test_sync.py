@@ -1,5 +1,7 @@
 """zoo.parallel.sync: N workers on TensorFlow's collectives take the step one process
-takes on the whole batch; a batch that does not split is refused before any process."""
+takes on the whole batch, in graph mode and through zoo.share in tf.function (TF2's
+MultiWorkerMirroredStrategy); a batch that does not split is refused before any
+process."""
 
 import os
 import pathlib
@@ -18,21 +20,21 @@ from zoo.parallel import cluster_spec, sync
 v1 = tf.compat.v1
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATCH, STEPS, EVERY = 64, 400, 50
+EAGER_STEPS = 100
 WORKER = """
 import sys
 import numpy as np
 from tests.zoo.test_sync import build, data, optimizer
 from zoo.parallel import sync
-index, addresses, out, ckpt = int(sys.argv[1]), sys.argv[2].split(","), *sys.argv[3:]
-images, labels = data()
-result = sync.train(index, addresses, build, optimizer, images, labels, {batch}, {steps},
-                    ckpt, {every})
+index, addresses, out, ckpt, per_run = sys.argv[1], sys.argv[2].split(","), *sys.argv[3:]
+result = sync.train(int(index), addresses, build, optimizer, *data(), {batch}, {steps},
+                    ckpt, {every}, int(per_run))
 values = {{name.replace("/", "|"): value for name, value in result.values.items()}}
 np.savez(out, losses=result.losses, **values)
 """
 
 
-def build(x, y):
+def build(x, y, batch_norm=True):
     """A TF1 MLP on get_variable with batch norm (in training, its moving statistics
     in UPDATE_OPS): the mean squared error of its predictions."""
     h = x
@@ -44,7 +46,7 @@ def build(x, y):
             b = v1.get_variable("b", [width], initializer=v1.zeros_initializer())
             h = h @ w + b
             if width > 1:
-                h = tf.nn.relu(BatchNorm(h, training=True).output)
+                h = tf.nn.relu(BatchNorm(h, training=True).output if batch_norm else h)
     return tf.reduce_mean((h - y) ** 2)
 
 
@@ -59,28 +61,56 @@ def data():
     return x, np.tanh(x @ rng.standard_normal((8, 1))).astype(np.float32)
 
 
-def one_process():
-    """The same model and data in one process on the whole batch: ``{name: value}``."""
+EAGER_WORKER = """
+import json, os, sys
+import numpy as np
+import tensorflow as tf
+from tests.zoo.test_sync import eager_training
+index, addresses, out = int(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
+os.environ["TF_CONFIG"] = json.dumps(
+    {"cluster": {"worker": addresses}, "task": {"type": "worker", "index": index}}
+)
+losses, values = eager_training(tf.distribute.MultiWorkerMirroredStrategy(), index)
+np.savez(out, losses=losses, **{name.replace("/", "|"): v for name, v in values.items()})
+"""
+
+
+def eager_training(strategy, index):
+    """Trains ``zoo.share(build)`` (no batch norm) in a ``tf.function`` under
+    ``strategy`` with a TF1 optimizer, worker ``index`` on its share of each batch.
+
+    Returns:
+        The losses (the whole batch's) and ``{variable name: value}``.
+    """
+    import zoo
+
     images, labels = data()
-    with tf.Graph().as_default():
-        x = v1.placeholder(tf.float32, [BATCH, 8])
-        y = v1.placeholder(tf.float32, [BATCH, 1])
-        loss = build(x, y)
-        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
-            update = optimizer().minimize(loss)
-        variables = v1.global_variables()  # moving statistics, optimizer slots too
-        with v1.Session() as session:
-            session.run(v1.global_variables_initializer())
-            losses = []
-            for step in range(STEPS):
-                rows = (np.arange(BATCH) + step * BATCH) % len(images)
-                feed = {x: images[rows], y: labels[rows]}
-                losses.append(session.run([update, loss], feed)[1])
-            names = [v.op.name for v in variables]
-            return losses, dict(zip(names, session.run(variables), strict=True))
+    workers = strategy.num_replicas_in_sync
+    share = BATCH // workers
+    with strategy.scope():
+        model = zoo.share(build, "net", batch_norm=False)
+        model(tf.zeros([share, 8]), tf.zeros([share, 1]))  # the variables, mirrored
+        adagrad = optimizer()
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = model(x, y) / workers  # the gradients are summed over workers
+            gradients = tape.gradient(loss, model.trainable_variables)
+            adagrad.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(replica, (x, y)), axis=None)
+
+    losses = []
+    for s in range(EAGER_STEPS):
+        rows = (np.arange(share) + s * BATCH + index * share) % len(images)
+        losses.append(float(step(images[rows], labels[rows])))
+    return losses, {v.name: v.numpy() for v in model.variables}
 
 
-def start_workers(tmp_path, checkpoints):
+def start_workers(tmp_path, checkpoints, steps_per_run):
     """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER.format(batch=BATCH, steps=STEPS, every=EVERY))
@@ -89,7 +119,7 @@ def start_workers(tmp_path, checkpoints):
     return [
         subprocess.Popen(
             [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
-             checkpoints],
+             checkpoints, str(steps_per_run)],
             env=env,
         )
         for i in range(2)
@@ -105,10 +135,11 @@ def checkpointed_step(checkpoints):
 
 @pytest.mark.slow
 def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
-    """Both workers SIGKILLed mid-run after a checkpoint, started again: every weight
-    and every loss of the resumed steps as one process on the whole batch."""
+    """Both workers SIGKILLed mid-run after a checkpoint, started again with 7 steps per
+    session.run: every weight and every loss of the resumed steps as one process on
+    the whole batch (which takes 5 per run: the runs' lengths change nothing)."""
     checkpoints = tmp_path / "checkpoints"
-    workers = start_workers(tmp_path, checkpoints)
+    workers = start_workers(tmp_path, checkpoints, steps_per_run=1)
     deadline = time.monotonic() + 300
     while not EVERY <= checkpointed_step(checkpoints) < STEPS:
         assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
@@ -117,15 +148,41 @@ def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(t
         worker.send_signal(signal.SIGKILL)
     assert [w.wait() for w in workers] == [-signal.SIGKILL] * 2  # killed, not finished
     resumed_from = checkpointed_step(checkpoints)
-    workers = start_workers(tmp_path, checkpoints)
+    workers = start_workers(tmp_path, checkpoints, steps_per_run=7)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
-    losses, values = one_process()
+    reference = sync.one_process(build, optimizer, *data(), BATCH, STEPS, steps_per_run=5)
+    losses, values = reference.losses, reference.values
     for result in results:
         for name, value in values.items():
             np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)
         np.testing.assert_allclose(result["losses"], losses[resumed_from:], rtol=1e-5)
     assert losses[-1] < 0.5 * losses[0]  # it learned: equal is not equal at the start
+
+
+@pytest.mark.slow
+def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
+    """TF2's MultiWorkerMirroredStrategy, eagerly: a get_variable function through
+    zoo.share, traced once per worker, mirrored, 100 steps equal to one process."""
+    script = tmp_path / "eager_worker.py"
+    script.write_text(EAGER_WORKER)
+    addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    outs = [tmp_path / f"e{i}.npz" for i in range(2)]
+    workers = [
+        subprocess.Popen([sys.executable, script, str(i), addresses, out], env=env)
+        for i, out in enumerate(outs)
+    ]
+    losses, values = eager_training(tf.distribute.get_strategy(), 0)
+    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    assert sorted(values) == ["net/dense_0/b:0", "net/dense_0/w:0", "net/dense_1/b:0",
+                              "net/dense_1/w:0"]  # fmt: skip
+    for out in outs:
+        result = np.load(out)
+        for name, value in values.items():
+            np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)
+        np.testing.assert_allclose(result["losses"], losses, rtol=1e-5)
+    assert losses[-1] < 0.5 * losses[0]
 
 
 @pytest.mark.parametrize("workers", [3, 0, 2.0])

@@ -27,25 +27,27 @@ from layers.errors import ZooError
 JOBS = ("ps", "worker")
 
 
-def parse(spec):
+def parse(spec, required=JOBS):
     """Returns the cluster that ``spec`` describes, as ``{job: [address, ...]}``.
 
     Args:
         spec: ``{"ps": ["host:port", ...], "worker": [...]}``, the same as a JSON
             string, or ``"ps=host:port,...;worker=host:port,..."``.
+        required: the jobs that must have a task (``("worker",)``: synchronous
+            workers, no ps).
 
     Returns:
         A new dict with the jobs of :data:`JOBS`, in that order, each a list of
-        ``host:port`` strings.
+        ``host:port`` strings (empty for a job not given).
 
     Raises:
-        ZooError: the spec cannot be read, has no ``ps`` or no ``worker`` job, an
+        ZooError: the spec cannot be read, lacks a ``required`` job, has an
             unknown job, or an address that is not ``host:port``. A ``chief``
             job of one task becomes worker 0; an ``evaluator`` job is refused
             with the reason.
     """
     jobs = _with_chief_as_worker_0(_jobs_of(spec))
-    for job in JOBS:
+    for job in required:
         if not jobs.get(job):
             raise ZooError(
                 f"cluster: expected a {job!r} job with at least one host:port, found "
@@ -59,7 +61,7 @@ def parse(spec):
     for job, addresses in jobs.items():
         for address in addresses:
             split_address(address, f"cluster job {job!r}")
-    return {job: list(jobs[job]) for job in JOBS}
+    return {job: list(jobs.get(job) or []) for job in JOBS}
 
 
 def _with_chief_as_worker_0(jobs):
@@ -137,7 +139,7 @@ def split_address(address, owner="cluster"):
     return host, int(port)
 
 
-def from_tf_config(environ=None):
+def from_tf_config(environ=None, required=JOBS):
     """Reads the cluster and this process's task from ``TF_CONFIG``.
 
     ``TF_CONFIG`` is ``{"cluster": {...}, "task": {"type": "worker", "index": 1}}``.
@@ -146,6 +148,7 @@ def from_tf_config(environ=None):
 
     Args:
         environ: mapping to read instead of ``os.environ``.
+        required: as :func:`parse`.
 
     Returns:
         ``(jobs, job name, task index)`` with ``jobs`` as :func:`parse` returns
@@ -166,7 +169,7 @@ def from_tf_config(environ=None):
             f"TF_CONFIG: expected JSON with 'cluster' and 'task': {{'type', 'index'}}, "
             f"found {text!r}; fix the environment variable"
         ) from None
-    jobs = parse(cluster)
+    jobs = parse(cluster, required)
     if isinstance(cluster, dict) and "chief" in cluster:  # chief is worker 0
         job, index = ("worker", 0) if job == "chief" else (job, index + (job == "worker"))
     check_task(jobs, job, index)
@@ -181,6 +184,21 @@ def check_task(jobs, job, index):
             f"cluster: expected a task in {tasks} (job: number of tasks), found "
             f"job {job!r} index {index}; pass --job-name ps|worker and an index below "
             "the number of tasks"
+        )
+
+
+def check_split(batch_size, workers):
+    """Raises unless ``batch_size`` splits evenly over ``workers`` (before any process
+    starts): :func:`zoo.parallel.sync.train` splits each batch over them.
+
+    Raises:
+        ZooError: ``workers`` is not a positive int, or does not divide ``batch_size``.
+    """
+    if not isinstance(workers, int) or workers < 1 or batch_size % workers:
+        raise ZooError(
+            f"sync: expected a worker count that divides the batch size {batch_size}, "
+            f"found {workers!r} workers; pass a batch size that is a multiple of the "
+            "worker count, or another worker count"
         )
 
 

@@ -108,8 +108,9 @@ class LocalCluster:
                 if code == PORT_IN_USE_EXIT:
                     job, index = name.split("-")
                     raise PortInUseError(job, int(index), self.jobs[job][int(index)])
-            if self.processes["ps-0"].poll() is not None:
-                raise ZooError(self.failure("ps-0", "the ps exited"))
+            for name in [n for n in self.processes if n.startswith("ps")]:
+                if self.processes[name].poll() is not None:  # none: synchronous workers
+                    raise ZooError(self.failure(name, "the ps exited"))
             for name, index in list(workers.items()):
                 code = self.processes[name].poll()
                 if code == 0:

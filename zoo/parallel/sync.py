@@ -16,7 +16,9 @@ Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
     result.values["model/w"]   # the same array on every worker
 
 where ``build(x, y)`` returns the loss, the mean over its examples, as TF1 code
-writes it.
+writes it. :func:`one_process` trains the same function on the whole batch in one
+process, from the chief's initial weights (``<checkpoint_dir>/initial.ckpt``): the
+reference the workers must equal.
 """
 
 import json
@@ -27,11 +29,12 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from layers.errors import ZooError
 from layers.normalization import batch_statistics
+from zoo.parallel.cluster_spec import check_split
 from zoo.training.checkpoints import latest_tf_checkpoint
 
 v1 = tf.compat.v1
+INITIAL = "initial.ckpt"  # the chief's weights before its first step, beside the others
 
 
 class Result(NamedTuple):
@@ -42,43 +45,34 @@ class Result(NamedTuple):
             batch (as one process on ``batch_size`` examples would see it).
         values: ``{variable name: array}`` after the last step.
         seconds: wall time of the steps.
+        steps_per_second: the speed of the runs after the first (which holds
+            TensorFlow's graph optimization), or of the first alone.
     """
 
     losses: list
     values: dict
     seconds: float
-
-
-def check_split(batch_size, workers):
-    """Raises unless ``batch_size`` splits evenly over ``workers`` (before any process
-    starts).
-
-    Raises:
-        ZooError: ``workers`` is not a positive int, or does not divide ``batch_size``.
-    """
-    if not isinstance(workers, int) or workers < 1 or batch_size % workers:
-        raise ZooError(
-            f"sync: expected a worker count that divides the batch size {batch_size}, "
-            f"found {workers!r} workers; pass a batch size that is a multiple of the "
-            "worker count, or another worker count"
-        )
+    steps_per_second: float
 
 
 def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
-          checkpoint_dir=None, checkpoint_every=0):  # fmt: skip
+          checkpoint_dir=None, checkpoint_every=0, steps_per_run=1):  # fmt: skip
     """Trains worker ``index`` of ``len(addresses)`` until ``steps`` synchronous steps.
 
     Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)`` of the data
     (wrapping around); worker ``i`` feeds its ``i``-th slice of ``batch_size / N``.
-    With ``checkpoint_dir``, every worker starts from its latest checkpoint (the
-    step it names, optimizer state included), and the chief (worker 0) writes one
-    every ``checkpoint_every`` steps and at the end: a group killed at any point
-    and started again ends where an uninterrupted one would.
+    Each ``session.run`` takes up to ``steps_per_run`` steps in a ``tf.while_loop``
+    around the strategy's step (:func:`k_steps`). With ``checkpoint_dir``, every
+    worker starts from its latest checkpoint (the step it names, optimizer state
+    included), and the chief (worker 0) writes one every ``checkpoint_every`` steps
+    and at the end: a group killed at any point and started again ends where an
+    uninterrupted one would. A chief that starts from step 0 also writes
+    :data:`INITIAL`, the weights :func:`one_process` starts from.
 
     Args:
         index: this worker's index.
         addresses: every worker's ``host:port``, in index order.
-        build: ``(x, y) -> loss``, a TF1 function of placeholders; its variables
+        build: ``(x, y) -> loss``, a TF1 function of tensors; its variables
             are made with ``get_variable`` under the strategy.
         optimizer: ``() -> tf.compat.v1.train.Optimizer``.
         images, labels: arrays, the same on every worker.
@@ -86,6 +80,8 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
         steps: the synchronous step to end at.
         checkpoint_dir: where the chief writes ``model.ckpt-<step>``; None: none.
         checkpoint_every: steps between the chief's checkpoints (0: at the end only).
+        steps_per_run: steps per ``session.run`` at most (a run ends at a
+            checkpoint).
 
     Returns:
         A :class:`Result`.
@@ -102,20 +98,18 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
     with tf.Graph().as_default():
         strategy = v1.distribute.experimental.MultiWorkerMirroredStrategy()
         with strategy.scope():
-            x = v1.placeholder(tf.as_dtype(images.dtype), [share, *images.shape[1:]], "x")
-            y = v1.placeholder(tf.as_dtype(labels.dtype), [share, *labels.shape[1:]], "y")
+            xs, ys = batches_of(images, labels, share)
 
             def replica_step(x, y):
                 with batch_statistics(moments=cross_worker_moments), \
                         v1.variable_creator_scope(first_worker_writes):  # fmt: skip
-                    loss = build(x, y)  # the mean over this worker's share
-                updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
-                with tf.control_dependencies(updates):  # batch norm's moving statistics
-                    return optimizer().minimize(loss / workers), loss / workers
+                    return trained(build(x, y) / workers, optimizer)  # a share's mean / N
 
-            update, loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
-            update = strategy.group(update)
-            total = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+            def step(x, y):
+                loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
+                return strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+
+            losses = k_steps(step, xs, ys)
             variables = v1.global_variables()  # the optimizer's slots too
             init = v1.global_variables_initializer()
             saver = v1.train.Saver(variables, max_to_keep=2) if checkpoint_dir else None
@@ -124,24 +118,132 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
         server = tf.distribute.Server(
             strategy.cluster_resolver.cluster_spec(), "worker", index, config=config
         )
-        losses = []
         with v1.Session(server.target, config=config) as session:
             session.run(init)
             first = restore(saver, session, checkpoint_dir)
-            start = time.perf_counter()
-            for step in range(first, steps):
-                rows = (np.arange(share) + step * batch_size + index * share) % len(images)
-                _, value = session.run([update, total], {x: images[rows], y: labels[rows]})
-                losses.append(float(value))
-                done = step + 1
-                if saver and index == 0 and (done == steps or (
+            chief_saver = saver if index == 0 else None
+            if chief_saver and first == 0:
+                prefix = os.path.join(checkpoint_dir, INITIAL)
+                saver.save(session, prefix, write_meta_graph=False, write_state=False)
+
+            def after(done):
+                if chief_saver and (done == steps or (
                         checkpoint_every and done % checkpoint_every == 0)):  # fmt: skip
                     prefix = os.path.join(checkpoint_dir, "model.ckpt")
                     saver.save(session, prefix, global_step=done)
-            seconds = time.perf_counter() - start
-            names = [v.op.name for v in variables]
-            values = dict(zip(names, session.run(variables), strict=True))
-    return Result(losses, values, seconds)
+
+            runs = Runs(first, steps, steps_per_run, checkpoint_every, batch_size)
+            return runs.train(session, losses, xs, ys, images, labels, index * share,
+                              variables, after)  # fmt: skip
+
+
+def one_process(build, optimizer, images, labels, batch_size, steps, initial=None,
+                steps_per_run=1):  # fmt: skip
+    """Trains ``build`` in this process on whole batches: what :func:`train`'s workers
+    together must equal.
+
+    Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)``, as in
+    :func:`train`; batch norm's update ops run with each step.
+
+    Args:
+        build, optimizer, images, labels, batch_size, steps, steps_per_run: as
+            :func:`train`.
+        initial: a checkpoint to start from (the chief's :data:`INITIAL`); None:
+            the variables' initializers.
+
+    Returns:
+        A :class:`Result`.
+    """
+    with tf.Graph().as_default():
+        xs, ys = batches_of(images, labels, batch_size)
+        losses = k_steps(lambda x, y: trained(build(x, y), optimizer), xs, ys)
+        variables = v1.global_variables()
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            if initial:
+                v1.train.Saver(variables).restore(session, initial)
+            runs = Runs(0, steps, steps_per_run, 0, batch_size)
+            return runs.train(session, losses, xs, ys, images, labels, 0, variables,
+                              after=lambda done: None)  # fmt: skip
+
+
+def batches_of(images, labels, size):
+    """Returns placeholders ``xs``, ``ys`` of a run's batches: [steps, size, ...]."""
+    return [
+        v1.placeholder(tf.as_dtype(a.dtype), [None, size, *a.shape[1:]], name)
+        for a, name in ((images, "xs"), (labels, "ys"))
+    ]
+
+
+def trained(loss, optimizer):
+    """Returns ``loss`` after one ``optimizer().minimize(loss)`` (batch norm's
+    moving statistics, the ``UPDATE_OPS``, updated first)."""
+    with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+        update = optimizer().minimize(loss)
+    with tf.control_dependencies([update]):
+        return tf.identity(loss)
+
+
+def k_steps(step, xs, ys):
+    """Returns the losses of ``step(xs[k], ys[k])`` for every ``k``, taken in order in
+    one ``tf.while_loop``: K steps per ``session.run``.
+
+    The loop is around the strategy's step, not inside its replica function
+    (where the optimizer's ``merge_call`` is refused in control flow); one
+    iteration at a time, each after the last one's update.
+    """
+    count = tf.shape(xs)[0]
+
+    def body(k, losses):
+        loss = step(xs[k], ys[k])
+        with tf.control_dependencies([loss]):  # the next step reads this one's weights
+            return k + 1, losses.write(k, loss)
+
+    _, losses = tf.while_loop(
+        lambda k, _: k < count,
+        body,
+        [tf.constant(0), tf.TensorArray(tf.float32, count)],
+        parallel_iterations=1,
+    )
+    return losses.stack()
+
+
+class Runs(NamedTuple):
+    """The runs from step ``first`` to ``steps``, each of ``steps_per_run`` steps at
+    most, none across a multiple of ``checkpoint_every`` (0: none)."""
+
+    first: int
+    steps: int
+    steps_per_run: int
+    checkpoint_every: int
+    batch_size: int
+
+    def train(self, session, losses, xs, ys, images, labels, offset, variables, after):
+        """Runs them: step ``s`` feeds ``xs.shape[1]`` rows from ``s * batch_size +
+        offset`` (wrapping around); ``after(step)`` follows each run.
+
+        Returns:
+            A :class:`Result`.
+        """
+        values = []
+        start = time.perf_counter()
+        step = self.first
+        warm = None  # (time, step) after the first run
+        while step < self.steps:
+            end = min(step + self.steps_per_run, self.steps)
+            if self.checkpoint_every:
+                end = min(end, (step // self.checkpoint_every + 1) * self.checkpoint_every)
+            rows = np.arange(step, end)[:, None] * self.batch_size + offset
+            rows = (rows + np.arange(xs.shape[1])) % len(images)
+            values += session.run(losses, {xs: images[rows], ys: labels[rows]}).tolist()
+            step = end
+            after(step)
+            warm = warm or (time.perf_counter(), step)
+        now = time.perf_counter()
+        since, at = warm if warm and step > warm[1] else (start, self.first)
+        names = [v.op.name for v in variables]
+        final = dict(zip(names, session.run(variables), strict=True))
+        return Result(values, final, now - start, (step - at) / max(now - since, 1e-9))
 
 
 def cross_worker_moments(inputs, axes):

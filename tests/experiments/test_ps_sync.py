@@ -1,0 +1,112 @@
+"""experiments.ps --mode sync: synchronous workers through the same launcher equal one
+process on the whole batch (results.json's max_diff_vs_one_process), a killed worker
+restarts every worker (an asynchronous one restarts alone); bad flags are refused before
+any process starts."""
+
+import json
+import os
+import sys
+import types
+
+import pytest
+
+from experiments import ps
+from experiments.harness import cluster
+from layers import ZooError
+from zoo.parallel import cluster_spec
+
+WAIT_S = 240
+
+
+@pytest.mark.slow
+def test_sync_workers_through_the_launcher_equal_one_process(tiny_data_dir, tmp_path):
+    """Two workers, no ps, 4 steps per session.run: the chief's last checkpoint equals
+    one process trained on the same batches from the same initial weights. (A killed
+    worker: test_a_dead_sync_worker_restarts_every_worker here, and
+    tests/zoo/test_sync.py, both workers killed and resumed, equal again.)"""
+    out = tmp_path / "run"
+    argv = [
+        "--mode", "sync", "--workers", "2", "--data-dir", tiny_data_dir, "--out", str(out),
+        "--steps", "200", "--batch-size", "50", "--hidden", "16", "--checkpoint-every",
+        "50", "--steps-per-run", "4", "--log-every", "10", "--timeout", str(WAIT_S),
+    ]  # fmt: skip
+    assert ps.main(argv) == 0
+    with open(out / "results.json") as f:
+        results = json.load(f)
+    assert results["cluster"]["ps"] == [] and len(results["cluster"]["worker"]) == 2
+    assert results["restarts"] == {"cluster": 0} and results["global_steps"] == 200
+    assert results["local_steps_per_worker"] == [200, 200]
+    assert results["max_diff_vs_one_process"] < 1e-5
+    losses = [loss for _, loss in results["chief_losses"]]
+    assert losses[-1] < losses[0] / 2
+
+
+FAKE_TASK = """
+import os, sys
+directory, code = sys.argv[1], int(sys.argv[2])
+os.makedirs(directory, exist_ok=True)
+starts = len(os.listdir(directory))
+open(os.path.join(directory, str(starts)), "w").close()
+sys.exit(code if starts == 0 else 0)
+"""
+
+
+def fake_launch(tmp_path, whole, worker_1_exit):
+    """Runs :func:`cluster.launch` on tasks that only record their starts; worker 1's
+    first start exits with ``worker_1_exit``. Returns the restarts, the cluster and
+    ``{task: starts}``."""
+    run = types.SimpleNamespace(path=str(tmp_path / "run"), file=None)
+    args = types.SimpleNamespace(expose=True, timeout=60, max_restarts=2)
+
+    def command(jobs, job, index):
+        code = worker_1_exit if (job, index) == ("worker", 1) else 0
+        starts = tmp_path / "starts" / f"{job}-{index}"
+        return [sys.executable, "-c", FAKE_TASK, str(starts), str(code)]
+
+    children, restarts = cluster.launch(
+        args, run, lambda: cluster_spec.local_cluster(2, ps=0), command, whole=whole
+    )
+    names = children.processes
+    return restarts, children, {n: len(os.listdir(tmp_path / "starts" / n)) for n in names}
+
+
+def test_a_dead_sync_worker_restarts_every_worker(tmp_path):
+    restarts, children, starts = fake_launch(tmp_path, whole=True, worker_1_exit=1)
+    assert restarts == 1 and children.restarts == {}
+    assert starts == {"worker-0": 2, "worker-1": 2}  # both again, not worker 1 alone
+
+
+def test_a_dead_async_worker_restarts_alone(tmp_path):
+    restarts, children, starts = fake_launch(tmp_path, whole=False, worker_1_exit=1)
+    assert restarts == 0 and children.restarts == {"worker-1": 1}
+    assert starts == {"worker-0": 1, "worker-1": 2}
+
+
+def test_a_sync_worker_failing_with_a_zoo_error_is_not_restarted(tmp_path):
+    with pytest.raises(ZooError, match=r"worker-1.log: expected worker-1 to run to the"):
+        fake_launch(tmp_path, whole=True, worker_1_exit=cluster.ZOO_ERROR_EXIT)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--mode", "sync", "--workers", "3", "--batch-size", "50"],
+         "sync: expected a worker count that divides the batch size 50, found 3 workers"),
+        (["--mode", "sync", "--precision", "mixed_bfloat16"],
+         "--precision: expected float32 with --mode sync, found mixed_bfloat16"),
+        (["--model", "bn_conv"],
+         "--model: expected mlp or conv with --mode async, found bn_conv; the asynch"),
+    ],
+)  # fmt: skip
+def test_sync_flags_refused_before_any_process(flags, message):
+    with pytest.raises(ZooError, match=message):
+        ps.main(flags)
+
+
+def test_sync_tasks_need_no_ps_but_async_ones_do():
+    spec = '{"worker": ["127.0.0.1:1", "127.0.0.1:2"]}'
+    assert cluster_spec.parse(spec, ("worker",)) == {
+        "ps": [], "worker": ["127.0.0.1:1", "127.0.0.1:2"]
+    }  # fmt: skip
+    with pytest.raises(ZooError, match="cluster: expected a 'ps' job"):
+        cluster_spec.parse(spec)
