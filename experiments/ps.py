@@ -66,6 +66,13 @@ def build_parser():
     )
     p.add_argument("--workers", type=int, default=2, help="worker processes to launch")
     p.add_argument(
+        "--ps",
+        type=int,
+        default=1,
+        help="ps tasks to launch; the variables are spread "
+        "over them (a partitioned variable's shards too)",
+    )
+    p.add_argument(
         "--model", choices=classifiers.MODELS, default="mlp", help="network to train"
     )
     flags.add_hidden_flag(p, "625,625", "the MLP's hidden layers")
@@ -170,29 +177,29 @@ def check_cluster_flags(args):
         )
     launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
-        check_memory(args.workers)
+        check_memory(args.workers, ps=args.ps)
 
 
-def memory_needed(workers):
-    """Returns the bytes that 1 ps and ``workers`` workers need (estimate)."""
-    return PS_BYTES + workers * WORKER_BYTES
+def memory_needed(workers, ps=1):
+    """Returns the bytes that ``ps`` ps tasks and ``workers`` workers need (estimate)."""
+    return ps * PS_BYTES + workers * WORKER_BYTES
 
 
-def check_memory(workers, meminfo="/proc/meminfo"):
+def check_memory(workers, meminfo="/proc/meminfo", ps=1):
     """Refuses a cluster that the available memory cannot hold.
 
     Raises:
         ZooError: the estimate of :func:`memory_needed` exceeds MemAvailable.
     """
     available = launcher.memory_available(meminfo)
-    need = memory_needed(workers)
+    need = memory_needed(workers, ps)
     if available is not None and need > available:
         raise ZooError(
-            f"--workers {workers}: expected a cluster that fits in memory, found an "
-            f"estimated {need / 2**30:.1f} GiB ({workers} workers x "
-            f"{WORKER_BYTES >> 20} MiB + the ps {PS_BYTES >> 20} MiB) against "
-            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers, or "
-            "pass --no-memory-check to start them anyway"
+            f"--workers {workers} --ps {ps}: expected a cluster that fits in memory, found "
+            f"an estimated {need / 2**30:.1f} GiB ({workers} workers x "
+            f"{WORKER_BYTES >> 20} MiB + {ps} ps x {PS_BYTES >> 20} MiB) against "
+            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers or "
+            "--ps, or pass --no-memory-check to start them anyway"
         )
 
 
@@ -379,13 +386,11 @@ def launch(args):
     try:
         with signals_caught(enabled=True) as caught:
             for attempt in range(1, PORT_ATTEMPTS + 1):
-                jobs = cluster_spec.local_cluster(args.workers)
+                jobs = cluster_spec.local_cluster(args.workers, ps=args.ps)
                 command = functools.partial(task_argv, args, run.path, jobs)
                 children = launcher.LocalCluster(command, run.path, jobs, network)
                 try:
-                    children.start("ps", 0)
-                    for index in range(args.workers):
-                        children.start("worker", index)
+                    children.start_all()
                     children.supervise(caught, args.timeout, args.max_restarts)
                     break
                 except distributed.PortInUseError as err:

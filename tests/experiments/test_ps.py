@@ -315,8 +315,8 @@ def test_expose_says_so_and_retries_a_port_clash(tiny_data_dir, tmp_path, monkey
     clusters = []
     real = cluster_spec.local_cluster
 
-    def local_cluster(workers):
-        jobs = real(workers)
+    def local_cluster(workers, ps=1):
+        jobs = real(workers, ps)
         if not clusters:  # the first cluster's ps gets the taken port
             jobs["ps"] = [f"127.0.0.1:{port}"]
         clusters.append(jobs)
@@ -342,10 +342,15 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n")
     ps.check_memory(4, str(meminfo))
-    with pytest.raises(ZooError, match=r"--workers 100: expected a cluster that fits in"):
+    with pytest.raises(ZooError, match=r"--workers 100 --ps 1: expected a cluster that "):
         ps.check_memory(100, str(meminfo))
-    with pytest.raises(ZooError, match="--workers 1000: .*pass --no-memory-check"):
+    with pytest.raises(ZooError, match=r"--workers 2 --ps 50: .*\(2 workers x 1050 MiB \+ "
+                       r"50 ps x 680 MiB\) against 7.6 GiB"):  # fmt: skip
+        ps.check_memory(2, str(meminfo), ps=50)
+    with pytest.raises(ZooError, match="--workers 1000 --ps 1: .*pass --no-memory-check"):
         ps.main(["--workers", "1000"])  # refused before anything starts
+    with pytest.raises(ZooError, match="--workers 2 --ps 1000: .*pass --no-memory-check"):
+        ps.main(["--ps", "1000"])
 
 
 def test_cluster_spec_without_ps_job():
