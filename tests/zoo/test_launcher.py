@@ -100,8 +100,8 @@ def test_every_ps_is_supervised_a_dead_one_restarted_when_allowed(tmp_path):
         "sys.exit(1) if {index} == 1 and not again else time.sleep(600)"
     )
     worker_code = (
-        "import os, time\n"
-        "while len(open(os.path.join({tmp!r}, 'ps-1')).read()) < 2: time.sleep(0.05)"
+        "import os, time\npath = os.path.join({tmp!r}, 'ps-1')\n"
+        "while not os.path.exists(path) or len(open(path).read()) < 2: time.sleep(0.05)"
     )
 
     def cluster(directory):
