@@ -460,3 +460,30 @@ def test_the_table_does_not_fit_one_ps_task_s_budget_but_fits_two(graph):
             "split the large variables with a partitioner",
         ):
             partitioned.check_memory_budget(one, PS_BUDGET)
+
+
+@pytest.mark.slow
+def test_sync_a_killed_worker_ends_the_other_naming_it(tmp_path, capfd):
+    """On collectives (zoo.parallel.sync) a killed worker ends the other's all-reduce
+    with TensorFlow's error naming the lost task, in bounded time; both started again
+    resume from the last checkpoint (tests/zoo/test_sync.py)."""
+    from tests.zoo.test_sync import EVERY, checkpointed_step, start_workers
+
+    workers = start_workers(tmp_path, tmp_path / "checkpoints")
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while checkpointed_step(tmp_path / "checkpoints") < EVERY:
+            assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
+            time.sleep(0.01)
+        workers[1].kill()
+        start = time.monotonic()
+        assert workers[0].wait(WAIT_S) == 1
+        seconds = time.monotonic() - start
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+    assert seconds < 30, seconds
+    output = capfd.readouterr().err
+    assert "UnavailableError" in output
+    assert "from remote target /job:worker/replica:0/task:1" in output
