@@ -80,14 +80,15 @@ def run_task(job, index, spec, directory):
     print(f"{job}:{index} serving", flush=True)
     if job == "ps":
         server.join()
-    placeholders = {}
+    batches = iter(range(index, 10**9, 2))  # each worker its own examples
 
     def build():
         ids = v1.placeholder(tf.int64, [None, IDS_PER_EXAMPLE])
         targets = v1.placeholder(tf.float32, [None])
-        placeholders.update(ids=ids, targets=targets)
-        batches = iter(range(index, 10**9, 2))
-        feed = lambda: dict(zip((ids, targets), examples(next(batches)), strict=True))  # noqa: E731
+
+        def feed():
+            return dict(zip((ids, targets), examples(next(batches)), strict=True))
+
         return model(ids, targets, SHARDS)[1], feed
 
     distributed.train_worker(
@@ -115,7 +116,7 @@ class Story:
         self.jobs = cluster_spec.local_cluster(2, ps=2)
         self.network = PrivateNetwork()
         self.cluster = LocalCluster(self.command, directory, self.jobs, self.network)
-        self.caught, self.failure, self.pids = [], [], set()
+        self.caught, self.failure = [], []
         self.supervisor = threading.Thread(target=self.supervise)
 
     def command(self, job, index):
@@ -129,9 +130,7 @@ class Story:
             self.failure.append(err)
 
     def pid(self, name):
-        pid = self.cluster.processes[name].pid
-        self.pids.add(pid)
-        return pid
+        return self.cluster.processes[name].pid
 
     def signal(self, names, signum):
         for name in names:
