@@ -371,9 +371,8 @@ def train_worker(
     Raises:
         ZooError: a ps is unreachable, the chief never initialised the variables,
             a step outlasted ``operation_timeout`` with a ps task silent, a ps
-            task's variables exceed
-            ``ps_memory_budget``, or the ``checkpoint`` file of ``checkpoint_dir``
-            names a path outside it.
+            task's variables exceed ``ps_memory_budget``, or the ``checkpoint``
+            file of ``checkpoint_dir`` names a path outside it.
         NonFiniteLossError: the loss became NaN or Inf.
         RunInterrupted: SIGINT/SIGTERM arrived (after the chief's checkpoint).
     """

@@ -136,7 +136,8 @@ class LocalCluster:
             time.sleep(0.2)
 
     def restart_if_dead(self, job, index, max_restarts, why=None):
-        """Restarts task ``index`` of ``job`` if it exited (not with status 0).
+        """Restarts task ``index`` of ``job`` if it exited (a worker that exited
+        with status 0 is done: :meth:`supervise` asks no more).
 
         Raises:
             ZooError: it exited with a zoo error (status 2) or had been

@@ -1,5 +1,5 @@
-"""Variables split over tasks: lookups that read the rows a partitioner wrote, and
-creation errors that name the variable.
+"""Variables split over tasks: lookups that read the rows a partitioner wrote,
+creation errors that name the variable, and a memory budget per ps task.
 
 ``tf.compat.v1.get_variable(..., partitioner=...)`` (or a ``variable_scope`` with
 one) splits a variable into shards of contiguous rows: 10 rows in 3 shards are rows
@@ -14,6 +14,7 @@ Usage::
                                      custom_getter=partitioned.checked_getter):
         table = tf.compat.v1.get_variable("table", [vocab, 64])
     vectors = partitioned.embedding_lookup(table, ids)   # the rows asked for
+    partitioned.check_memory_budget(v1.global_variables(), budget=2**30)  # per ps task
 """
 
 import tensorflow as tf
