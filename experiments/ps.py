@@ -78,6 +78,13 @@ def build_parser():
     )
     p.add_argument("--workers", type=int, default=2, help="worker processes to launch")
     p.add_argument(
+        "--ps",
+        type=int,
+        default=1,
+        help="--mode async: ps tasks to launch; the variables are spread over them (a "
+        "partitioned variable's shards too)",
+    )
+    p.add_argument(
         "--mode",
         choices=MODES,
         default="async",
@@ -169,7 +176,7 @@ def check_cluster_flags(args):
         )
     launcher = task_of(args) is None
     if launcher and not args.no_memory_check:
-        cluster.check_memory(args.workers, ps=args.mode == "async")
+        cluster.check_memory(args.workers, ps=0 if args.mode == "sync" else args.ps)
 
 
 def check_sync(args):
@@ -178,6 +185,11 @@ def check_sync(args):
         raise ZooError(
             f"--precision: expected float32 with --mode sync, found {args.precision}; "
             "the synchronous mode is checked against one process to 1e-5 in float32"
+        )
+    if args.ps != 1:
+        raise ZooError(
+            f"--ps: expected none with --mode sync, found --ps {args.ps}; the "
+            "synchronous workers mirror the variables and need no ps: drop --ps"
         )
     if args.job_name is None:  # the launcher: before any process starts
         cluster_spec.check_split(args.batch_size, args.workers)
@@ -369,7 +381,7 @@ def launch(args):
     children, restarts = cluster.launch(
         args,
         run,
-        lambda: cluster_spec.local_cluster(args.workers, ps=0 if sync else 1),
+        lambda: cluster_spec.local_cluster(args.workers, ps=0 if sync else args.ps),
         cluster.task_command("experiments.ps", args, run.path, TASK_FLAGS),
         whole=sync,
     )

@@ -86,12 +86,12 @@ def add_flags(p):
     )  # fmt: skip
 
 
-def memory_needed(workers, ps=True):
-    """Returns the bytes that 1 ps (or none) and ``workers`` workers need (estimate)."""
+def memory_needed(workers, ps=1):
+    """Returns the bytes that ``ps`` ps tasks and ``workers`` workers need (estimate)."""
     return ps * PS_BYTES + workers * WORKER_BYTES
 
 
-def check_memory(workers, meminfo="/proc/meminfo", ps=True):
+def check_memory(workers, meminfo="/proc/meminfo", ps=1):
     """Refuses a cluster that the available memory cannot hold.
 
     Raises:
@@ -101,11 +101,11 @@ def check_memory(workers, meminfo="/proc/meminfo", ps=True):
     need = memory_needed(workers, ps)
     if available is not None and need > available:
         raise ZooError(
-            f"--workers {workers}: expected a cluster that fits in memory, found an "
-            f"estimated {need / 2**30:.1f} GiB ({workers} workers x "
-            f"{WORKER_BYTES >> 20} MiB{f' + the ps {PS_BYTES >> 20} MiB' * ps}) against "
-            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers, or "
-            "pass --no-memory-check to start them anyway"
+            f"--workers {workers} --ps {ps}: expected a cluster that fits in memory, "
+            f"found an estimated {need / 2**30:.1f} GiB ({workers} workers x "
+            f"{WORKER_BYTES >> 20} MiB + {ps} ps x {PS_BYTES >> 20} MiB) against "
+            f"{available / 2**30:.1f} GiB available (MemAvailable); lower --workers or "
+            "--ps, or pass --no-memory-check to start them anyway"
         )
 
 
@@ -215,9 +215,7 @@ def launch(args, run, new_jobs, command, whole=False):
                     functools.partial(command, jobs), run.path, jobs, network
                 )
                 try:
-                    for job, addresses in jobs.items():
-                        for index in range(len(addresses)):
-                            children.start(job, index)
+                    children.start_all()
                     children.supervise(
                         caught, args.timeout, 0 if whole else args.max_restarts
                     )

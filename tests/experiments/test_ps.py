@@ -342,10 +342,15 @@ def test_worker_counts_memory_cannot_hold_are_refused(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal: 16000000 kB\nMemAvailable: 8000000 kB\n")
     cluster.check_memory(4, str(meminfo))
-    with pytest.raises(ZooError, match=r"--workers 100: expected a cluster that fits in"):
+    with pytest.raises(ZooError, match=r"--workers 100 --ps 1: expected a cluster that "):
         cluster.check_memory(100, str(meminfo))
-    with pytest.raises(ZooError, match="--workers 1000: .*pass --no-memory-check"):
+    with pytest.raises(ZooError, match=r"--workers 2 --ps 50: .*\(2 workers x 1050 MiB \+ "
+                       r"50 ps x 680 MiB\) against 7.6 GiB"):  # fmt: skip
+        cluster.check_memory(2, str(meminfo), ps=50)
+    with pytest.raises(ZooError, match="--workers 1000 --ps 1: .*pass --no-memory-check"):
         ps.main(["--workers", "1000"])  # refused before anything starts
+    with pytest.raises(ZooError, match="--workers 2 --ps 1000: .*pass --no-memory-check"):
+        ps.main(["--ps", "1000"])
 
 
 def test_cluster_spec_without_ps_job():

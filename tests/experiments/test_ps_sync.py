@@ -96,6 +96,8 @@ def test_a_sync_worker_failing_with_a_zoo_error_is_not_restarted(tmp_path):
          "--precision: expected float32 with --mode sync, found mixed_bfloat16"),
         (["--model", "bn_conv"],
          "--model: expected mlp or conv with --mode async, found bn_conv; the asynch"),
+        (["--mode", "sync", "--ps", "2"],
+         "--ps: expected none with --mode sync, found --ps 2; .* drop --ps"),
     ],
 )  # fmt: skip
 def test_sync_flags_refused_before_any_process(flags, message):

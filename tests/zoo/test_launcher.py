@@ -5,12 +5,21 @@ stopped, workers that exit as each test needs.
 """
 
 import json
+import os
+import signal
 import sys
+import time
 
 import pytest
 
 from layers.errors import ZooError
-from zoo.parallel.launcher import PORT_IN_USE_EXIT, LocalCluster, memory_available
+from zoo.parallel.launcher import (
+    PORT_IN_USE_EXIT,
+    STOP_GRACE_S,
+    LocalCluster,
+    memory_available,
+    stopped,
+)
 
 JOBS = {"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"]}
 SERVE = "import time; print('serving', flush=True); time.sleep(600)"
@@ -77,3 +86,61 @@ def test_memory_available_reads_meminfo(tmp_path):
     meminfo.write_text("MemTotal: 100 kB\nMemAvailable:    2048 kB\n")
     assert memory_available(str(meminfo)) == 2048 * 1024
     assert memory_available(str(tmp_path / "absent")) is None
+
+
+TWO_PS = {"ps": ["127.0.0.1:1", "127.0.0.1:4"], "worker": ["127.0.0.1:2"]}
+
+
+def test_every_ps_is_supervised_a_dead_one_restarted_when_allowed(tmp_path):
+    # ps-1 dies on its first start (a marker file says it ran before); the worker
+    # finishes once ps-1 has started twice
+    ps_code = (
+        "import os, sys, time; marker = os.path.join({tmp!r}, 'ps-{index}'); "
+        "again = os.path.exists(marker); open(marker, 'a').write('x'); "
+        "sys.exit(1) if {index} == 1 and not again else time.sleep(600)"
+    )
+    worker_code = (
+        "import os, time\npath = os.path.join({tmp!r}, 'ps-1')\n"
+        "while not os.path.exists(path) or len(open(path).read()) < 2: time.sleep(0.05)"
+    )
+
+    def cluster(directory):
+        def command(job, index):
+            code = ps_code if job == "ps" else worker_code
+            return [sys.executable, "-c", code.format(index=index, tmp=str(directory))]
+
+        return LocalCluster(command, str(directory), TWO_PS)
+
+    allowed = cluster(tmp_path / "allowed")
+    try:
+        allowed.start_all()
+        allowed.supervise([], 60, max_restarts=0, max_ps_restarts=1)
+    finally:
+        allowed.close()
+    assert allowed.restarts == {"ps-1": 1}
+    assert all(p.returncode is not None for p in allowed.processes.values())
+    refused = cluster(tmp_path / "refused")
+    with pytest.raises(
+        ZooError, match=r"ps-1.log: expected ps-1 to run to the end, found the ps exited"
+    ):
+        try:
+            refused.start_all()
+            refused.supervise([], 60, max_restarts=0)
+        finally:
+            refused.close()
+
+
+def test_close_continues_a_stopped_ps_and_does_not_wait_for_the_workers(tmp_path):
+    """A ps stopped (SIGSTOP) as in a network partition: the chief's checkpoint cannot
+    reach it, so the workers are killed at once and the ps is continued to end."""
+    cluster = cluster_of(tmp_path, "import time; time.sleep(600)")
+    cluster.start_all()
+    ps = cluster.processes["ps-0"]
+    os.kill(ps.pid, signal.SIGSTOP)
+    while not stopped(ps.pid):
+        time.sleep(0.01)
+    start = time.monotonic()
+    cluster.close()
+    assert time.monotonic() - start < STOP_GRACE_S / 2
+    assert ps.returncode == -signal.SIGTERM  # continued, it took its SIGTERM
+    assert all(p.returncode is not None for p in cluster.processes.values())

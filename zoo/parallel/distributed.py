@@ -23,6 +23,7 @@ Usage::
                          batch_size=50, checkpoint_dir="runs/ps/ckpt", checkpoint_every=100)
 """
 
+import contextlib
 import math
 import os
 import signal
@@ -33,7 +34,7 @@ import time
 import tensorflow as tf
 
 from layers.errors import ZooError
-from zoo.parallel import cluster_spec
+from zoo.parallel import cluster_spec, partitioned
 from zoo.training.checkpoints import RunInterrupted, latest_tf_checkpoint
 from zoo.training.loop import NonFiniteLossError, signals_caught
 
@@ -319,8 +320,11 @@ def train_worker(
     checkpoint_dir,
     checkpoint_every=1000,
     startup_timeout=60.0,
+    operation_timeout=None,
+    ps_memory_budget=None,
     log_every=50,
     on_log=None,
+    on_session=None,
 ):
     """Trains asynchronously until the shared global step reaches ``last_step``.
 
@@ -344,10 +348,20 @@ def train_worker(
             (:func:`zoo.training.checkpoints.latest_tf_checkpoint`).
         checkpoint_every: chief checkpoint period in global steps.
         startup_timeout: seconds to wait for the ps (at start and before every
-            re-created session), and for the chief's initialisation; also the
-            operation timeout.
+            re-created session), and for the chief's initialisation.
+        operation_timeout: seconds one ``session.run`` may take (default
+            ``startup_timeout``); a step that takes longer is taken again when
+            every ps answers (a straggler), and fails naming the ps tasks that
+            do not (a network partition).
+        ps_memory_budget: bytes of variables (optimizer slots included) each ps
+            task may hold, checked before any session
+            (:func:`zoo.parallel.partitioned.check_memory_budget`); None: no check.
         log_every: period in local steps of the logged loss.
         on_log: optional ``on_log(global_step, loss)`` at each logged step.
+        on_session: optional ``on_session(global_step)`` each time a session
+            is (re)created: after the chief's restore, or once a worker sees
+            the variables ready (a restarted ps makes every worker re-create
+            its session, and the chief restore the last checkpoint).
 
     Returns:
         A dict: ``task``, ``local_steps``, ``examples_per_second``, ``seconds``,
@@ -356,7 +370,9 @@ def train_worker(
 
     Raises:
         ZooError: a ps is unreachable, the chief never initialised the variables,
-            or the ``checkpoint`` file of ``checkpoint_dir`` names a path outside it.
+            a step outlasted ``operation_timeout`` with a ps task silent, a ps
+            task's variables exceed ``ps_memory_budget``, or the ``checkpoint``
+            file of ``checkpoint_dir`` names a path outside it.
         NonFiniteLossError: the loss became NaN or Inf.
         RunInterrupted: SIGINT/SIGTERM arrived (after the chief's checkpoint).
     """
@@ -372,9 +388,14 @@ def train_worker(
             global_step = v1.train.get_or_create_global_step()
             loss, next_feed = build()
             train_op = optimizer.minimize(loss, global_step=global_step)
+        if ps_memory_budget is not None:
+            partitioned.check_memory_budget(v1.global_variables(), ps_memory_budget)
         scaffold = v1.train.Scaffold()
-        config = session_config(index, startup_timeout)
+        operation_timeout = operation_timeout or startup_timeout
+        config = session_config(index, operation_timeout)
         hooks = [v1.train.StopAtStepHook(last_step=last_step)]
+        if on_session:
+            hooks.append(_SessionCreated(global_step, on_session))
         if is_chief:
             creator = v1.train.ChiefSessionCreator(
                 scaffold, server.target, config, checkpoint_dir=checkpoint_dir
@@ -388,11 +409,18 @@ def train_worker(
         losses, local_steps, last_finite = [], 0, None
         with (
             signals_caught(enabled=True) as caught,
-            v1.train.MonitoredSession(session_creator=creator, hooks=hooks) as sess,
+            _closed_within(
+                v1.train.MonitoredSession(session_creator=creator, hooks=hooks),
+                operation_timeout,
+            ) as sess,
         ):
             start = time.perf_counter()
             while not sess.should_stop() and not caught:
-                _, value, step = sess.run([train_op, loss, global_step], next_feed())
+                try:
+                    _, value, step = sess.run([train_op, loss, global_step], next_feed())
+                except tf.errors.DeadlineExceededError:
+                    _check_ps_answer(index, cluster, operation_timeout)
+                    continue  # every ps answers: a slow step, or this worker was stopped
                 value, step = float(value), int(step)
                 if not math.isfinite(value):
                     raise _non_finite(index, step, value, last_finite, checkpoint_dir)
@@ -413,6 +441,56 @@ def train_worker(
         "losses": losses,
         "restored_from": restored_from and os.path.basename(restored_from),
     }
+
+
+@contextlib.contextmanager
+def _closed_within(session, timeout):
+    """Yields ``session`` and closes it after: at once when the block ends well; when
+    an error ends it, waiting at most ``timeout`` seconds (closing a session whose ps
+    is stopped or cut off never ends) before the error goes on, the close left to a
+    daemon thread."""
+    try:
+        yield session
+    except BaseException as err:
+        closer = threading.Thread(
+            target=session.__exit__, args=(type(err), err, err.__traceback__), daemon=True
+        )
+        closer.start()
+        closer.join(timeout)
+        raise
+    session.__exit__(None, None, None)
+
+
+class _SessionCreated(v1.train.SessionRunHook):
+    """Calls ``on_session(global_step)`` after each session is (re)created."""
+
+    def __init__(self, global_step, on_session):
+        self.global_step, self.on_session = global_step, on_session
+
+    def after_create_session(self, session, coord):
+        self.on_session(int(session.run(self.global_step)))
+
+
+def _check_ps_answer(index, cluster, timeout, probe_s=2.0):
+    """After worker ``index``'s step outlasted ``timeout`` s: raises naming the ps
+    tasks that do not answer now (:func:`grpc_answers`), else returns.
+
+    Raises:
+        ZooError: a ps task is silent (stopped, hung, cut off) or absent.
+    """
+    silent = []
+    for task, address in enumerate(cluster.job_tasks("ps")):
+        host, port = cluster_spec.split_address(address)
+        found = grpc_answers(host, port, probe_s)
+        if found != "answers":
+            silent.append(f"ps {address} (logs/ps-{task}.log) {found}")
+    if silent:
+        raise ZooError(
+            f"worker:{index}: expected a step within the operation timeout of "
+            f"{timeout:g} s, found none, with {', '.join(silent)} (stopped, hung, cut "
+            "off or gone); resume (SIGCONT) or restart that ps task and --resume from "
+            "the last checkpoint, or raise the operation timeout"
+        )
 
 
 def _non_finite(index, step, value, last_finite, checkpoint_dir):

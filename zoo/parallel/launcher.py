@@ -5,14 +5,12 @@ launcher of your own can too. ``command(job, index)`` gives each task's command
 line (a script that calls :func:`zoo.parallel.distributed.start_server` and,
 for a worker, :func:`zoo.parallel.distributed.train_worker`)::
 
-    cluster = LocalCluster(command, "runs/mine", cluster_spec.local_cluster(2))
+    cluster = LocalCluster(command, "runs/mine", cluster_spec.local_cluster(2, ps=2))
     try:
-        cluster.start("ps", 0)
-        for index in range(2):
-            cluster.start("worker", index)
+        cluster.start_all()  # every ps, then every worker
         cluster.supervise(caught=[], timeout=1800, max_restarts=2)
     finally:
-        cluster.close()  # workers first (the chief checkpoints), then the ps
+        cluster.close()  # workers first (the chief checkpoints), then the ps tasks
 
 Each task writes its output to ``<directory>/logs/<job>-<index>.log``;
 ``<directory>/cluster.json`` holds the addresses, the process ids, the restarts
@@ -23,6 +21,7 @@ whose port was taken exits with
 """
 
 import os
+import signal
 import subprocess
 import time
 
@@ -80,23 +79,36 @@ class LocalCluster:
             },
         )
 
+    def start_all(self):
+        """Starts every ps task of ``jobs``, then every worker."""
+        for job in ("ps", "worker"):
+            for index in range(len(self.jobs[job])):
+                self.start(job, index)
+
     def log(self, name):
         """Returns the path of task ``name``'s log."""
         return os.path.join(self.directory, "logs", f"{name}.log")
 
-    def supervise(self, caught, timeout, max_restarts):
-        """Waits for every worker, restarting dead ones, until done or a signal.
+    def supervise(self, caught, timeout, max_restarts, max_ps_restarts=0):
+        """Waits for every worker, restarting dead tasks, until done or a signal.
+
+        A restarted ps holds no variables: the chief's session fails, and the
+        chief restores the last checkpoint into every ps before any worker
+        steps again (:func:`zoo.parallel.distributed.train_worker`).
 
         Args:
             caught: the list that collects SIGINT/SIGTERM; supervision stops
                 as soon as it holds one.
             timeout: seconds before the run is stopped as failed.
-            max_restarts: times a dead worker is restarted.
+            max_restarts: times each dead worker is restarted.
+            max_ps_restarts: times each dead ps task is restarted (0: a ps
+                that exits fails the run).
 
         Raises:
-            ZooError: the ps exited, a worker failed with a zoo error (exit
-                status 2) or more than ``max_restarts`` times, or ``timeout``
-                passed; the message names the task's log.
+            ZooError: a ps exited more than ``max_ps_restarts`` times, a worker
+                failed with a zoo error (exit status 2) or more than
+                ``max_restarts`` times, or ``timeout`` passed; the message names
+                the task's log.
             PortInUseError: a task's port was taken.
         """
         from zoo.parallel.distributed import PortInUseError
@@ -108,18 +120,13 @@ class LocalCluster:
                 if code == PORT_IN_USE_EXIT:
                     job, index = name.split("-")
                     raise PortInUseError(job, int(index), self.jobs[job][int(index)])
-            for name in [n for n in self.processes if n.startswith("ps")]:
-                if self.processes[name].poll() is not None:  # none: synchronous workers
-                    raise ZooError(self.failure(name, "the ps exited"))
+            for index in range(len(self.jobs["ps"])):
+                self.restart_if_dead("ps", index, max_ps_restarts, "the ps exited")
             for name, index in list(workers.items()):
-                code = self.processes[name].poll()
-                if code == 0:
+                if self.processes[name].poll() == 0:
                     del workers[name]
-                elif code is not None:
-                    if code == 2 or self.restarts.get(name, 0) >= max_restarts:
-                        raise ZooError(self.failure(name, f"{name} exited with {code}"))
-                    self.restarts[name] = self.restarts.get(name, 0) + 1
-                    self.start("worker", index)
+                else:
+                    self.restart_if_dead("worker", index, max_restarts)
             if time.monotonic() > deadline:
                 raise ZooError(
                     f"{self.directory}: expected the workers to finish within "
@@ -127,6 +134,24 @@ class LocalCluster:
                     "more time or train fewer steps"
                 )
             time.sleep(0.2)
+
+    def restart_if_dead(self, job, index, max_restarts, why=None):
+        """Restarts task ``index`` of ``job`` if it exited (a worker that exited
+        with status 0 is done: :meth:`supervise` asks no more).
+
+        Raises:
+            ZooError: it exited with a zoo error (status 2) or had been
+                restarted ``max_restarts`` times; ``why`` (default: its exit
+                status) and the last line of its log say what happened.
+        """
+        name = f"{job}-{index}"
+        code = self.processes[name].poll()
+        if code is None:
+            return
+        if code == 2 or self.restarts.get(name, 0) >= max_restarts:
+            raise ZooError(self.failure(name, why or f"{name} exited with {code}"))
+        self.restarts[name] = self.restarts.get(name, 0) + 1
+        self.start(job, index)
 
     def failure(self, name, what):
         """Returns an error message with the last line of the task's log."""
@@ -137,20 +162,23 @@ class LocalCluster:
         return f"{log}: expected {name} to run to the end, found {what}: {last}; see log"
 
     def close(self):
-        """Stops the workers (SIGTERM: the chief checkpoints), then the ps.
+        """Stops the workers (SIGTERM: the chief checkpoints), then the ps tasks.
 
         A task still there :data:`STOP_GRACE_S` seconds after its SIGTERM is
-        killed. When a ps has exited (it died, or its port was taken) the chief's
+        killed; a stopped one (SIGSTOP) is continued to receive it. When a ps has
+        exited (it died, or its port was taken) or is stopped, the chief's
         checkpoint cannot reach the variables, so the workers are killed at once
         rather than left to wait out the grace on a ps that will not answer.
         """
         workers = [p for n, p in self.processes.items() if n.startswith("worker")]
         ps = [p for n, p in self.processes.items() if n.startswith("ps")]
-        ps_gone = any(process.poll() is not None for process in ps)
+        ps_gone = any(process.poll() is not None or stopped(process.pid) for process in ps)
         for group, grace in ((workers, 0 if ps_gone else STOP_GRACE_S), (ps, STOP_GRACE_S)):
             for process in group:
                 if process.poll() is None:
                     process.terminate()
+                    if stopped(process.pid):
+                        os.kill(process.pid, signal.SIGCONT)
             deadline = time.monotonic() + grace
             for process in group:
                 try:
@@ -158,6 +186,15 @@ class LocalCluster:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+
+
+def stopped(pid):
+    """Whether process ``pid`` is stopped (SIGSTOP: state T in ``/proc/<pid>/stat``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 def memory_available(meminfo="/proc/meminfo"):

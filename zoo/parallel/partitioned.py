@@ -1,5 +1,5 @@
-"""Variables split over tasks: lookups that read the rows a partitioner wrote, and
-creation errors that name the variable.
+"""Variables split over tasks: lookups that read the rows a partitioner wrote,
+creation errors that name the variable, and a memory budget per ps task.
 
 ``tf.compat.v1.get_variable(..., partitioner=...)`` (or a ``variable_scope`` with
 one) splits a variable into shards of contiguous rows: 10 rows in 3 shards are rows
@@ -14,6 +14,7 @@ Usage::
                                      custom_getter=partitioned.checked_getter):
         table = tf.compat.v1.get_variable("table", [vocab, 64])
     vectors = partitioned.embedding_lookup(table, ids)   # the rows asked for
+    partitioned.check_memory_budget(v1.global_variables(), budget=2**30)  # per ps task
 """
 
 import tensorflow as tf
@@ -120,3 +121,55 @@ def checked_getter(getter, name, *args, **kwargs):
             "initializer), then load the values with tf.compat.v1.train.init_from_"
             f"checkpoint or a Saver; or drop the partitioner (TensorFlow: {err})"
         ) from None
+
+
+def bytes_per_task(variables):
+    """The bytes of ``variables`` on each task, as their devices place them.
+
+    Args:
+        variables: graph variables (shards and optimizer slots each count).
+
+    Returns:
+        ``{"/job:<job>/task:<index>": bytes}`` over the placed variables.
+    """
+    return {
+        task: sum(_nbytes(v) for v in on_task)
+        for task, on_task in _per_task(variables).items()
+    }
+
+
+def _per_task(variables):
+    """``{"/job:<job>/task:<index>": [variables there]}`` of the placed variables."""
+    tasks = {}
+    for variable in variables:
+        spec = tf.DeviceSpec.from_string(variable.device or "")
+        if spec.job is not None:
+            tasks.setdefault(f"/job:{spec.job}/task:{spec.task or 0}", []).append(variable)
+    return tasks
+
+
+def _nbytes(variable):
+    return variable.shape.num_elements() * variable.dtype.base_dtype.size
+
+
+def check_memory_budget(variables, budget):
+    """Refuses a placement that puts more than ``budget`` bytes on one ps task.
+
+    Args:
+        variables: graph variables, placed (``replica_device_setter``).
+        budget: bytes of variables one ps task may hold.
+
+    Raises:
+        ZooError: a ps task holds more than ``budget`` bytes; the message
+            names it and its largest variables.
+    """
+    for task, on_task in sorted(_per_task(variables).items()):
+        size = sum(_nbytes(v) for v in on_task)
+        if task.startswith("/job:ps/") and size > budget:
+            largest = sorted(on_task, key=_nbytes, reverse=True)[:2]
+            raise ZooError(
+                f"{task}: expected at most {budget} bytes of variables on a ps task, "
+                f"found {size} ({', '.join(v.op.name for v in largest)}, ...); split "
+                "the large variables with a partitioner (fixed_size_partitioner, "
+                "min_max_variable_partitioner) over more ps tasks"
+            )
