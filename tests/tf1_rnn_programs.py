@@ -141,7 +141,39 @@ def dropout(R):
     return {x: fx}, outputs
 
 
-PROGRAMS = {program.__name__: program for program in (cells, stacks, dropout)}
+def gradients(R):
+    """The LSTM cells' gradients with respect to the inputs, the initial state and
+    every variable, under ``dynamic_rnn`` (with sequence lengths), ``MultiRNNCell``,
+    ``bidirectional_dynamic_rnn`` and ``static_rnn``."""
+    x, fx = inputs([3, 5, 4], 23)
+    (c, fc), (h, fh) = inputs([3, 4], 24), inputs([3, 4], 25)
+    lengths = v1.placeholder(tf.int32, [3])
+    state = R.LSTMStateTuple(c, h)
+    outputs = {
+        **dynamic(R.BasicLSTMCell(4, forget_bias=0.5), x, "basic", initial_state=state,
+                  sequence_length=lengths),
+        **dynamic(R.BasicLSTMCell(4, state_is_tuple=False), x, "concat",
+                  initial_state=tf.concat([c, h], 1)),
+        **dynamic(R.LSTMCell(4, use_peepholes=True, forget_bias=0.3), x, "peepholes",
+                  initial_state=state),
+        **dynamic(R.LSTMCell(4, use_peepholes=True, cell_clip=0.2), x, "clipped"),
+        **dynamic(R.MultiRNNCell([R.DropoutWrapper(R.BasicLSTMCell(4)),
+                                  R.LSTMCell(3, use_peepholes=True)]), x, "stacked"),
+    }  # fmt: skip
+    both, states = v1.nn.bidirectional_dynamic_rnn(
+        R.BasicLSTMCell(3), R.LSTMCell(2, use_peepholes=True), x, dtype=tf.float32
+    )
+    static = v1.nn.static_rnn(R.BasicLSTMCell(3), tf.unstack(x, axis=1), dtype=tf.float32)
+    outputs.update(named("bidirectional", (both, states)), **named("static", static))
+    loss = tf.add_n([tf.reduce_sum(tf.sin(2 * value)) for value in outputs.values()])
+    variables = v1.trainable_variables()
+    grads = tf.gradients(loss, [x, c, h, *variables])
+    names = ["x", "c", "h", *(v.op.name for v in variables)]
+    feed = {x: fx, c: fc, h: fh, lengths: np.array([5, 2, 4], np.int32)}
+    return feed, {**outputs, **{f"grad_{n}": g for n, g in zip(names, grads, strict=True)}}
+
+
+PROGRAMS = {program.__name__: program for program in (cells, stacks, dropout, gradients)}
 
 
 def reference(path):
