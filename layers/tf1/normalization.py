@@ -15,11 +15,16 @@ Either way two ops join ``GraphKeys.UPDATE_OPS`` and :attr:`BatchNormalization.u
 named as TF names them (``<scope>/AssignMovingAvg``, ``<scope>/AssignMovingAvg_1``,
 or the ``cond_2`` and ``cond_3`` outputs).
 
-The output is ``tf.nn.batch_normalization`` of the batch's moments (biased) or the
-moving ones, in float32 for 16-bit inputs: the fused kernel's output to round-off,
-and the same ops whether ``training`` is a bool or a tensor, so a TF1 graph, its
-``tf.function`` and its Keras port agree bit for bit (a ``tf.cond`` picks only the
-statistics: grappler rewrites the rest alike in each).
+The output, where TF takes the kernel and ``training`` is True (a Python bool or a
+constant): TensorFlow's ``FusedBatchNormV3`` itself, no ``tf.cond`` around it, its
+batch mean and variance moving the statistics. Everywhere else (evaluation, a bool
+tensor ``training``, the other paths): ``tf.nn.batch_normalization`` of the batch's
+moments (biased) or the moving ones, in float32 for 16-bit inputs, a ``tf.cond``
+picking only the statistics. So evaluation is the same ops whatever form
+``training`` takes, and a TF1 graph, its ``tf.function`` and its Keras port agree bit
+for bit there (the kernel's inference output is one rounding away from
+``tf.nn.batch_normalization``'s); in training a bool and a tensor ``training`` agree
+to round-off.
 
 Usage::
 
