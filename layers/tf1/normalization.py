@@ -231,7 +231,9 @@ class BatchNormalization(Layer):
         """TensorFlow's fused kernel in training, no ``tf.cond`` around it: ``(outputs,
         updates)``."""
         scale, offset = (
-            at_least_float32(v) if v is not None else tf.fill(self._param_shape, value)
+            at_least_float32(v)
+            if v is not None
+            else tf.constant(value, shape=self._param_shape)
             for v, value in ((self.gamma, 1.0), (self.beta, 0.0))
         )
         outputs, mean, variance = tf.compat.v1.nn.fused_batch_norm(
