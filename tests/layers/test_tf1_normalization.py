@@ -1,6 +1,7 @@
 """layers.tf1's batch norm: TensorFlow's arithmetic in the fused and non-fused paths,
-TensorFlow's fused kernel where TF 1.15 takes it in training, two update ops named as TF names them, renorm, ghost batches, adjustment, float16, a
-checkpoint trained fused and restored non-fused (and the reverse)."""
+its fused kernel where TF 1.15 takes it in training, two update ops named as TF names
+them, renorm, ghost batches, adjustment, float16, a checkpoint trained fused and
+restored non-fused (and the reverse)."""
 
 import re
 
