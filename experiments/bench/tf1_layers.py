@@ -23,7 +23,9 @@ speed. ``ratio`` is ours / tf_keras in steps/s (goal: at least 1.0), ``cpu_ratio
 the same from the workers' CPU time per step. Each worker also counts its graph:
 the ops one step runs (``step_ops``, those the train op needs), by op type and by
 layer (the name scope of each layer), so a difference in speed can be traced to
-the ops that make it.
+the ops that make it; and the ops a step executes once grappler has rewritten the
+graph (``executed_ops``, from a traced run's step statistics), which no load on the
+machine changes.
 """
 
 import collections
@@ -171,6 +173,19 @@ def graph_counts(ops):
     }
 
 
+def executed_ops(session, train):
+    """The ops one run of ``train`` executes after grappler's rewrites (constants
+    folded, kernels fused), counted in a traced run's step statistics."""
+    import tensorflow as tf  # noqa: PLC0415  (in the worker, after its environment)
+
+    v1 = tf.compat.v1
+    metadata = v1.RunMetadata()
+    trace = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+    session.run(train, options=trace, run_metadata=metadata)
+    nodes = [n for d in metadata.step_stats.dev_stats for n in d.node_stats]
+    return sum(n.node_name != "_SOURCE" for n in nodes)
+
+
 def worker(side, program, batch):
     """Builds ``program`` on ``side``'s layers; then answers lines of stdin.
 
@@ -196,9 +211,9 @@ def worker(side, program, batch):
     session = v1.Session(graph=graph)
     session.run(init)
     step = session.make_callable(train)
-    print(
-        json.dumps({"layers": v1.layers.dense.__module__, **graph_counts(step_ops(train))})
-    )
+    counts = graph_counts(step_ops(train))
+    counts["executed_ops"] = executed_ops(session, train)
+    print(json.dumps({"layers": v1.layers.dense.__module__, **counts}))
     sys.stdout.flush()
     for line in sys.stdin:
         start_wall, start_cpu = time.perf_counter(), time.process_time()
@@ -305,7 +320,9 @@ def bench(train, args, timed, ratios):
         print(
             f"tf1_layers {program}: ratio {result[program]['ratio']:.2f}, step ops "
             f"{workers['ours'].counts['step_ops']} ours vs "
-            f"{workers['tf_keras'].counts['step_ops']} tf_keras",
+            f"{workers['tf_keras'].counts['step_ops']} tf_keras, executed "
+            f"{workers['ours'].counts['executed_ops']} vs "
+            f"{workers['tf_keras'].counts['executed_ops']}",
             flush=True,
         )
     return {"tf1_layers": result}

@@ -15,11 +15,16 @@ Either way two ops join ``GraphKeys.UPDATE_OPS`` and :attr:`BatchNormalization.u
 named as TF names them (``<scope>/AssignMovingAvg``, ``<scope>/AssignMovingAvg_1``,
 or the ``cond_2`` and ``cond_3`` outputs).
 
-The output is ``tf.nn.batch_normalization`` of the batch's moments (biased) or the
-moving ones, in float32 for 16-bit inputs: the fused kernel's output to round-off,
-and the same ops whether ``training`` is a bool or a tensor, so a TF1 graph, its
-``tf.function`` and its Keras port agree bit for bit (a ``tf.cond`` picks only the
-statistics: grappler rewrites the rest alike in each).
+The output, where TF takes the kernel and ``training`` is True (a Python bool or a
+constant): TensorFlow's ``FusedBatchNormV3`` itself, no ``tf.cond`` around it, its
+batch mean and variance moving the statistics. Everywhere else (evaluation, a bool
+tensor ``training``, the other paths): ``tf.nn.batch_normalization`` of the batch's
+moments (biased) or the moving ones, in float32 for 16-bit inputs, a ``tf.cond``
+picking only the statistics. So evaluation is the same ops whatever form
+``training`` takes, and a TF1 graph, its ``tf.function`` and its Keras port agree bit
+for bit there (the kernel's inference output is one rounding away from
+``tf.nn.batch_normalization``'s); in training a bool and a tensor ``training`` agree
+to round-off.
 
 Usage::
 
@@ -40,8 +45,8 @@ from layers.normalization import check_training
 from layers.tf1.base import ONES, ZEROS, Layer, function_form
 from layers.variables import at_least_float32
 
-# (rank, feature axes) where TensorFlow's fused kernel runs: NCHW, NHWC, NCDHW, NDHWC.
-FUSED = {(4, (1,)), (4, (3,)), (5, (1,)), (5, (4,))}
+# (rank, feature axes) where TensorFlow's fused kernel runs -> its data format
+FUSED = {(4, (1,)): "NCHW", (4, (3,)): "NHWC", (5, (1,)): "NCDHW", (5, (4,)): "NDHWC"}
 CLIPPING_KEYS = ("rmax", "rmin", "dmax")
 
 
@@ -142,7 +147,7 @@ class BatchNormalization(Layer):
             shape.insert(1, 1)
             self._axes = [a + 1 for a in self._axes]
         self._shape = shape
-        param_shape = (
+        self._param_shape = param_shape = (
             shape
             if len(self._axes) > 1 or self.virtual_batch_size
             else [int(input_shape[self._axes[0]])]
@@ -209,7 +214,10 @@ class BatchNormalization(Layer):
     def _normalize(self, inputs, training):
         """The output; the updates join ``UPDATE_OPS``, and :attr:`updates` in a TF1
         graph (a ``tf.function`` runs them with the call)."""
-        outputs, updates = self._batch_norm(inputs, training)
+        if self.fused and _static(training):
+            outputs, updates = self._fused_batch_norm(inputs)
+        else:
+            outputs, updates = self._batch_norm(inputs, training)
         if tf.executing_eagerly():  # they have run
             return outputs
         updates = [getattr(update, "op", update) for update in updates]
@@ -219,14 +227,32 @@ class BatchNormalization(Layer):
             self._updates += updates
         return outputs
 
-    def _fused_updates(self, inputs, mean, variance, training):
+    def _fused_batch_norm(self, inputs):
+        """TensorFlow's fused kernel in training, no ``tf.cond`` around it: ``(outputs,
+        updates)``."""
+        scale, offset = (
+            at_least_float32(v)
+            if v is not None
+            else tf.constant(value, shape=self._param_shape)
+            for v, value in ((self.gamma, 1.0), (self.beta, 0.0))
+        )
+        outputs, mean, variance = tf.compat.v1.nn.fused_batch_norm(
+            inputs,
+            scale,
+            offset,
+            mean=self.moving_mean,
+            variance=self.moving_variance,
+            epsilon=self.epsilon,
+            data_format=FUSED[inputs.shape.rank, tuple(self._axes)],
+        )
+        return outputs, self._fused_updates(inputs, mean, variance, True)
+
+    def _fused_updates(self, inputs, mean, unbiased, training):
         """The moving statistics moved as TF's fused kernel moves them, toward the
         batch mean and the unbiased batch variance (the kernel's: ``count / (count -
-        1)`` times the biased ``variance``): two ``AssignMovingAvg`` ops, momentum 1
-        when ``training`` is fed False; in TF2 execution the kernel's own exponential
+        1)`` times the biased one): two ``AssignMovingAvg`` ops, momentum 1 when
+        ``training`` is fed False; in TF2 execution the kernel's own exponential
         average (its ``exponential_avg_factor``), assigned."""
-        count = tf.cast(tf.size(inputs) / tf.size(variance), variance.dtype)
-        unbiased = variance * (count / (count - 1.0))
         moving = self.moving_mean, self.moving_variance
         if not tf.compat.v1.executing_eagerly_outside_functions():
             momentum = _smart_cond(training, lambda: self.momentum, lambda: 1.0)
@@ -317,7 +343,7 @@ class BatchNormalization(Layer):
                 d = broadcast(tf.stop_gradient(d, name="renorm_d"))
                 scale, offset = _then(r, d, scale, offset)
             updates = (
-                self._fused_updates(inputs, mean, variance, training)
+                self._fused_updates(inputs, mean, _unbiased(inputs, variance), training)
                 if self.fused
                 else [
                     self._mean_update(new_mean, training),
@@ -454,6 +480,13 @@ def _smart_cond(training, true_fn, false_fn):
     if known is None:
         return tf.cond(training, true_fn, false_fn)
     return true_fn() if known else false_fn()
+
+
+def _unbiased(inputs, variance):
+    """The batch ``variance`` of ``inputs`` with Bessel's correction, as the fused
+    kernel gives it: ``count / (count - 1)`` times the biased one."""
+    count = tf.cast(tf.size(inputs) / tf.size(variance), variance.dtype)
+    return variance * (count / (count - 1.0))
 
 
 def _then(scale, offset, then_scale, then_offset):

@@ -1,6 +1,7 @@
 """layers.tf1's batch norm: TensorFlow's arithmetic in the fused and non-fused paths,
-two update ops named as TF names them, renorm, ghost batches, adjustment, float16, a
-checkpoint trained fused and restored non-fused (and the reverse)."""
+its fused kernel where TF 1.15 takes it in training, two update ops named as TF names
+them, renorm, ghost batches, adjustment, float16, a checkpoint trained fused and
+restored non-fused (and the reverse)."""
 
 import re
 
@@ -113,23 +114,30 @@ def test_a_checkpoint_trained_fused_gives_the_same_outputs_restored_non_fused(
     assert np.abs(as_saved[0] - as_saved[1]).max() > 0.01  # moving statistics moved
 
 
+@pytest.mark.parametrize("switched", [True, False], ids=["bool_tensor", "python_bool"])
 @pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("bessel", [True, False])
-def test_the_moving_variance_moves_as_tensorflows_paths_move_it(graph, fused, bessel):
+def test_the_moving_variance_moves_as_tensorflows_paths_move_it(
+    graph, fused, bessel, switched
+):
     """Fused, toward the unbiased batch variance (TF's kernel), unless TF's own switch
-    ``_bessels_correction_test_only`` is off; not fused, toward the biased one."""
+    ``_bessels_correction_test_only`` is off; not fused, toward the biased one. The
+    same whether ``training`` is a bool tensor or True (the kernel itself, fused)."""
     x = v1.placeholder(tf.float32, [3, 2, 2, 4])
-    training = v1.placeholder(tf.bool)  # unknown shape, as TF's tests feed it
+    training = v1.placeholder(tf.bool) if switched else True  # of unknown shape, as TF's
     layer = tf1.BatchNormalization(momentum=0.75, fused=fused)
     layer._bessels_correction_test_only = bessel
     output = layer(x, training=training)
     assert layer.fused == fused and len(layer.updates) == 2
     batch = np.random.default_rng(2).normal(3.0, 2.0, [3, 2, 2, 4]).astype(np.float32)
+    feed = {x: batch}
     with v1.Session() as session:
         session.run(v1.global_variables_initializer())
-        session.run(layer.updates, {x: batch, training: False})  # nothing moves
-        np.testing.assert_array_equal(session.run(layer.moving_variance), np.ones(4))
-        normalized, _ = session.run([output, layer.updates], {x: batch, training: True})
+        if switched:
+            session.run(layer.updates, {x: batch, training: False})  # nothing moves
+            np.testing.assert_array_equal(session.run(layer.moving_variance), np.ones(4))
+            feed[training] = True
+        normalized, _ = session.run([output, layer.updates], feed)
         mean, variance = session.run([layer.moving_mean, layer.moving_variance])
     biased = batch.var((0, 1, 2))
     toward = biased * 12 / 11 if fused and bessel else biased
@@ -137,6 +145,36 @@ def test_the_moving_variance_moves_as_tensorflows_paths_move_it(graph, fused, be
     np.testing.assert_allclose(variance, 0.75 + 0.25 * toward, rtol=1e-5)
     expected = (batch - batch.mean((0, 1, 2))) / np.sqrt(biased + 1e-3)
     np.testing.assert_allclose(normalized, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "arguments, training, kernel",
+    [
+        ({}, True, True),
+        ({"axis": 1}, "constant True", True),  # NCHW
+        ({"fused": False}, True, False),
+        ({"renorm": True}, True, False),
+        ({}, "bool tensor", False),
+        ({}, False, False),
+    ],
+)
+def test_the_fused_kernel_trains_where_tensorflows_would_without_a_cond(
+    graph, arguments, training, kernel
+):
+    """TF's ``FusedBatchNormV3`` forward and backward, no ``tf.cond``, where TF 1.15
+    takes it and ``training`` is known True; elsewhere ``tf.nn.moments`` and
+    ``tf.nn.batch_normalization`` (evaluation: the same ops for a bool and a tensor
+    ``training``, so the paths of a model agree bit for bit)."""
+    forms = {"constant True": tf.constant(True), "bool tensor": v1.placeholder(tf.bool)}
+    training = forms.get(training, training)
+    x = v1.placeholder(tf.float32, [3, 4, 4, 2])
+    output = tf1.batch_normalization(x, training=training, **arguments)
+    tf.gradients(tf.reduce_sum(output), x)
+    types = {op.type for op in graph.get_operations()}
+    fused = {"FusedBatchNormV3", "FusedBatchNormGradV3"}
+    assert (types & fused) == (fused if kernel else set())
+    if kernel:
+        assert not types & {"Switch", "Merge", "If", "StatelessIf", "Mean"}
 
 
 def test_the_update_ops_are_tensorflows_names(graph):
