@@ -204,9 +204,11 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
         for counts in graphs.values():
             assert counts["step_ops"] == sum(counts["by_type"].values()) > 0
             assert counts["step_ops"] == sum(counts["by_layer"].values())
+            assert counts["executed_ops"] > 0  # after grappler, one traced run
     assert set(results["tf1_layers"]) == set(tf1_layers.PROGRAMS)
     fused = results["tf1_layers"]["dcgan"]["graph"]  # TF's batch norm: fused unless told
     assert fused["tf_keras"]["by_type"]["FusedBatchNormV3"] > 0
+    assert fused["ours"]["by_type"]["FusedBatchNormV3"] > 0  # training: TF's kernel too
     assert "FusedBatchNormV3" not in fused["tf_keras_unfused"]["by_type"]
     assert results["bf16"]["policy"] == "mixed_bfloat16"
     assert set(results["bf16"]["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"}
