@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from experiments import dqn, eager_autoencoder, ps
-from experiments.harness import flags
+from experiments.harness import cluster, flags
 from layers.errors import ZooError
 from zoo.constants import PRECISION_POLICIES
 from zoo.models import autoencoder
@@ -62,7 +62,9 @@ def test_the_flag_is_the_harness_one_and_a_resume_refuses_another_precision(name
 def test_a_parameter_server_task_is_started_with_the_precision(tiny_data_dir, tmp_path):
     argv = ["--precision", "mixed_bfloat16", "--data-dir", tiny_data_dir]
     settings = flags.parse_args(ps.build_parser(), argv)
-    command = ps.task_argv(settings, str(tmp_path), {}, "worker", 1)
+    task_command = cluster.task_command("experiments.ps", settings, str(tmp_path),
+                                        ps.TASK_FLAGS)  # fmt: skip
+    command = task_command({}, "worker", 1)
     assert command[command.index("--precision") + 1] == "mixed_bfloat16"
 
 

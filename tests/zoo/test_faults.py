@@ -468,7 +468,7 @@ def test_sync_a_killed_worker_ends_the_other_naming_it(tmp_path, capfd):
     resume from the last checkpoint (tests/zoo/test_sync.py)."""
     from tests.zoo.test_sync import EVERY, checkpointed_step, start_workers
 
-    workers = start_workers(tmp_path, tmp_path / "checkpoints")
+    workers = start_workers(tmp_path, tmp_path / "checkpoints", steps_per_run=1)
     try:
         deadline = time.monotonic() + WAIT_S
         while checkpointed_step(tmp_path / "checkpoints") < EVERY:
