@@ -355,7 +355,7 @@ def evaluate(args, hidden, checkpoint_dir, test):
             accuracy = sess.run(model.accuracy, {x: test.images, y: test.labels})
     return {
         "test_accuracy": float(accuracy),
-        "global_steps": cluster.checkpoint_step(checkpoint),
+        "global_steps": checkpoints.tf_checkpoint_step(checkpoint),
         "checkpoint": os.path.basename(checkpoint),
     }
 

@@ -267,11 +267,6 @@ def interrupted(run, signum):
     )
 
 
-def checkpoint_step(checkpoint):
-    """Returns the step in a checkpoint prefix ``.../model.ckpt-<step>``."""
-    return int(checkpoint.rsplit("-", 1)[1])
-
-
 def check_resume(steps, checkpoint_dir):
     """Refuses ``--resume`` to ``steps`` the last checkpoint has already reached.
 
@@ -281,7 +276,7 @@ def check_resume(steps, checkpoint_dir):
     from zoo.training import checkpoints
 
     checkpoint = checkpoints.latest_tf_checkpoint(checkpoint_dir)
-    step = checkpoint_step(checkpoint) if checkpoint else 0
+    step = checkpoints.tf_checkpoint_step(checkpoint) if checkpoint else 0
     if step >= steps:
         raise ZooError(
             f"{checkpoint}: expected --steps above the checkpoint's global step {step}, "

@@ -31,7 +31,7 @@ import tensorflow as tf
 
 from layers.normalization import batch_statistics
 from zoo.parallel.cluster_spec import check_split
-from zoo.training.checkpoints import latest_tf_checkpoint
+from zoo.training.checkpoints import latest_tf_checkpoint, tf_checkpoint_step
 
 v1 = tf.compat.v1
 INITIAL = "initial.ckpt"  # the chief's weights before its first step, beside the others
@@ -290,4 +290,4 @@ def restore(saver, session, checkpoint_dir):
     if not path:
         return 0
     saver.restore(session, path)
-    return int(path.rsplit("-", 1)[1])
+    return tf_checkpoint_step(path)

@@ -497,6 +497,11 @@ def latest_tf_checkpoint(directory):
     return tf.train.latest_checkpoint(directory)
 
 
+def tf_checkpoint_step(path):
+    """Returns the step a Saver's checkpoint prefix names (``.../model.ckpt-<step>``)."""
+    return int(path.rsplit("-", 1)[1])
+
+
 def open_tf_checkpoint(path):
     """Opens a TensorFlow checkpoint by its prefix, or the latest one of a directory.
 
