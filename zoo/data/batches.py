@@ -108,21 +108,23 @@ class GraphBatches:
         self._consumed = window  # no window written yet: the dataset's state holds
         self._initialized = False
         with tf.name_scope(name):
+            self._feed, owned = {}, []  # what initialize() feeds and copies
             if arrays_of is None:
-                self._inputs = tuple(
-                    tf.compat.v1.placeholder(tf.as_dtype(a.dtype), a.shape)
-                    for a in self._arrays
-                )
-                self._arrays_in_graph = [_hidden_variable(p, "array") for p in self._inputs]
+                for array in self._arrays:
+                    array_input = tf.compat.v1.placeholder(
+                        tf.as_dtype(array.dtype), array.shape
+                    )
+                    self._feed[array_input] = array
+                    owned.append(_hidden_variable(array_input, "array"))
+                self._arrays_in_graph = owned
             else:
-                self._inputs, self._arrays_in_graph = (), arrays_of._arrays_in_graph
+                self._arrays_in_graph = arrays_of._arrays_in_graph
             self._rows = tf.compat.v1.placeholder(tf.int32, [window, batch_size])
             self._indices = _hidden_variable(
                 tf.zeros([window, batch_size], tf.int32), "indices"
             )
             self._slot = _hidden_variable(tf.constant(0), "slot")
-            owned_arrays = self._arrays_in_graph if arrays_of is None else []
-            self._variables = (*owned_arrays, self._indices, self._slot)
+            self._variables = (*owned, self._indices, self._slot)
             self._refill = tf.group(
                 self._indices.assign(self._rows), self._slot.assign(0), name="refill"
             )
@@ -169,10 +171,7 @@ class GraphBatches:
         ``arrays_of``, initializes that one first if it was not."""
         if self._arrays_of is not None and not self._arrays_of._initialized:
             self._arrays_of.initialize(session)
-        session.run(
-            [v.initializer for v in self._variables],
-            dict(zip(self._inputs, self._arrays if self._inputs else (), strict=True)),
-        )
+        session.run([v.initializer for v in self._variables], self._feed)
         self._initialized = True
         self._consumed = self.window  # a new session: indices are written on first use
 
