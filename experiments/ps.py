@@ -418,30 +418,32 @@ def results_of(args, run):
 
 
 def compare_one_process(args, run):
-    """Trains one process on the workers' examples from the chief's initial weights
-    (:func:`zoo.parallel.sync.one_process`); returns its figures and
-    ``max_diff_vs_one_process``, the largest absolute difference of a variable
-    (optimizer slots included) from the chief's last checkpoint."""
+    """Trains one process from the chief's initial weights (:func:`zoo.parallel.sync.
+    one_process`) with the workers' arithmetic, then on whole batches; returns the largest
+    absolute difference of a variable (slots too) from the chief's last checkpoint to
+    each (``max_diff_vs_one_process``, ``max_diff_vs_whole_batch``) and the latter's
+    figures."""
     from zoo.parallel import sync
+    from zoo.parallel.towers import largest_difference
     from zoo.training import checkpoints
 
     directory = run.file("checkpoints")
     data = datasets.load(args, validation=0)
     loss = classifiers.batch_loss(args.model, args.batch_size, flags.integers(args.hidden))
-    reference = sync.one_process(
-        loss, optimizer(args), data.train.images, data.train.labels, args.batch_size,
-        args.steps, initial=os.path.join(directory, sync.INITIAL),
-        steps_per_run=args.steps_per_run,
-    )  # fmt: skip
     _, reader = checkpoints.open_tf_checkpoint(directory)
+    figures = {}
+    for name, shards in (("one_process", args.workers), ("whole_batch", 1)):
+        reference = sync.one_process(
+            loss, optimizer(args), data.train.images, data.train.labels, args.batch_size,
+            args.steps, initial=os.path.join(directory, sync.INITIAL),
+            steps_per_run=args.steps_per_run, shards=shards,
+        )  # fmt: skip
+        chief = {variable: reader.get_tensor(variable) for variable in reference.values}
+        figures[f"max_diff_vs_{name}"] = largest_difference(chief, reference.values)
     return {
-        "max_diff_vs_one_process": max(
-            float(np.max(np.abs(reader.get_tensor(name) - value)))
-            for name, value in reference.values.items()
-        ),
+        **figures, "one_process_last_loss": reference.losses[-1],
         "one_process_examples_per_second": reference.steps_per_second * args.batch_size,
-        "one_process_last_loss": reference.losses[-1],
-    }
+    }  # fmt: skip
 
 
 if __name__ == "__main__":

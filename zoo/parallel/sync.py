@@ -16,9 +16,9 @@ Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
     result.values["model/w"]   # the same array on every worker
 
 where ``build(x, y)`` returns the loss, the mean over its examples, as TF1 code
-writes it. :func:`one_process` trains the same function on the whole batch in one
-process, from the chief's initial weights (``<checkpoint_dir>/initial.ckpt``): the
-reference the workers must equal.
+writes it. :func:`one_process` trains the same function in one process, from the
+chief's initial weights (``<checkpoint_dir>/initial.ckpt``): with ``shards=N`` the
+workers' arithmetic, the reference they equal; with ``shards=1`` on whole batches.
 """
 
 import json
@@ -60,7 +60,8 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
     """Trains worker ``index`` of ``len(addresses)`` until ``steps`` synchronous steps.
 
     Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)`` of the data
-    (wrapping around); worker ``i`` feeds its ``i``-th slice of ``batch_size / N``.
+    (wrapping around); every worker feeds it, worker ``i`` trains on its ``i``-th
+    slice of ``batch_size / N`` (:func:`replicated_steps`).
     Each ``session.run`` takes up to ``steps_per_run`` steps in a ``tf.while_loop``
     around the strategy's step (:func:`k_steps`). With ``checkpoint_dir``, every
     worker starts from its latest checkpoint (the step it names, optimizer state
@@ -91,25 +92,14 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
     """
     workers = len(addresses)
     check_split(batch_size, workers)
-    share = batch_size // workers
     os.environ["TF_CONFIG"] = json.dumps(
         {"cluster": {"worker": list(addresses)}, "task": {"type": "worker", "index": index}}
     )
     with tf.Graph().as_default():
         strategy = v1.distribute.experimental.MultiWorkerMirroredStrategy()
+        xs, ys, losses = replicated_steps(strategy, build, optimizer, images, labels,
+                                          batch_size)  # fmt: skip
         with strategy.scope():
-            xs, ys = batches_of(images, labels, share)
-
-            def replica_step(x, y):
-                with batch_statistics(moments=cross_worker_moments), \
-                        v1.variable_creator_scope(first_worker_writes):  # fmt: skip
-                    return trained(build(x, y) / workers, optimizer)  # a share's mean / N
-
-            def step(x, y):
-                loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
-                return strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-
-            losses = k_steps(step, xs, ys)
             variables = v1.global_variables()  # the optimizer's slots too
             init = v1.global_variables_initializer()
             saver = v1.train.Saver(variables, max_to_keep=2) if checkpoint_dir else None
@@ -133,38 +123,90 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
                     saver.save(session, prefix, global_step=done)
 
             runs = Runs(first, steps, steps_per_run, checkpoint_every, batch_size)
-            return runs.train(session, losses, xs, ys, images, labels, index * share,
-                              variables, after)  # fmt: skip
+            return runs.train(session, losses, xs, ys, images, labels, variables, after)
 
 
 def one_process(build, optimizer, images, labels, batch_size, steps, initial=None,
-                steps_per_run=1):  # fmt: skip
-    """Trains ``build`` in this process on whole batches: what :func:`train`'s workers
-    together must equal.
+                steps_per_run=1, shards=1):  # fmt: skip
+    """Trains ``build`` in this process: what :func:`train`'s workers together must equal.
 
     Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)``, as in
-    :func:`train`; batch norm's update ops run with each step.
+    :func:`train`; batch norm's update ops run with each step. With ``shards=1``
+    each batch is one ``build`` on the whole batch, as TF1 code trains it. With
+    ``shards=N`` it is the workers' arithmetic: N replicas on N logical CPUs
+    (``MirroredStrategy``), each computing its slice's gradient, summed as the
+    workers' all-reduce sums them, batch norm's moments from the slices' summed
+    statistics (:func:`cross_worker_moments`). For N = 2 (a sum of two floats is
+    the same in either order) the workers equal it bit for bit; on whole batches
+    they differ by float32 round-off that training amplifies (docs/distributed.md).
 
     Args:
         build, optimizer, images, labels, batch_size, steps, steps_per_run: as
             :func:`train`.
         initial: a checkpoint to start from (the chief's :data:`INITIAL`); None:
             the variables' initializers.
+        shards: 1 for the whole batch, or the workers' count.
 
     Returns:
         A :class:`Result`.
+
+    Raises:
+        ZooError: ``shards`` does not split the batch.
     """
+    check_split(batch_size, shards)
     with tf.Graph().as_default():
-        xs, ys = batches_of(images, labels, batch_size)
-        losses = k_steps(lambda x, y: trained(build(x, y), optimizer), xs, ys)
-        variables = v1.global_variables()
-        with v1.Session() as session:
-            session.run(v1.global_variables_initializer())
+        if shards == 1:
+            xs, ys = batches_of(images, labels, batch_size)
+            losses = k_steps(lambda x, y: trained(build(x, y), optimizer), xs, ys)
+            strategy = tf.distribute.get_strategy()
+        else:
+            strategy = v1.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(shards)])
+            xs, ys, losses = replicated_steps(strategy, build, optimizer, images, labels,
+                                              batch_size)  # fmt: skip
+        with strategy.scope():
+            variables = v1.global_variables()
+            init = v1.global_variables_initializer()
+            saver = v1.train.Saver(variables)
+        config = v1.ConfigProto(device_count={"CPU": shards})
+        with v1.Session(config=config) as session:
+            session.run(init)
             if initial:
-                v1.train.Saver(variables).restore(session, initial)
+                saver.restore(session, initial)
             runs = Runs(0, steps, steps_per_run, 0, batch_size)
-            return runs.train(session, losses, xs, ys, images, labels, 0, variables,
+            return runs.train(session, losses, xs, ys, images, labels, variables,
                               after=lambda done: None)  # fmt: skip
+
+
+def replicated_steps(strategy, build, optimizer, images, labels, batch_size):
+    """Builds the synchronous step of ``strategy``'s replicas, K steps per run.
+
+    Replica ``r`` of N trains on slice ``r`` of ``batch_size / N`` rows of each
+    fed batch: ``build`` on it, divided by N (a slice's mean / N), the gradients
+    summed over the replicas; batch norm normalizes with every slice's moments
+    (:func:`cross_worker_moments`), its moving statistics take replica 0's update.
+
+    Returns:
+        ``(xs, ys, losses)``: the placeholders of a run's global batches
+        (:func:`batches_of`) and the losses of its steps (:func:`k_steps`), each
+        the whole batch's.
+    """
+    replicas = strategy.num_replicas_in_sync
+    share = batch_size // replicas
+    with strategy.scope():
+        xs, ys = batches_of(images, labels, batch_size)
+
+        def replica_step(x, y):
+            start = tf.distribute.get_replica_context().replica_id_in_sync_group * share
+            x, y = x[start : start + share], y[start : start + share]
+            with batch_statistics(moments=cross_worker_moments), \
+                    v1.variable_creator_scope(first_worker_writes):  # fmt: skip
+                return trained(build(x, y) / replicas, optimizer)
+
+        def step(x, y):
+            loss = strategy.extended.call_for_each_replica(replica_step, (x, y))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+
+        return xs, ys, k_steps(step, xs, ys)
 
 
 def batches_of(images, labels, size):
@@ -218,9 +260,9 @@ class Runs(NamedTuple):
     checkpoint_every: int
     batch_size: int
 
-    def train(self, session, losses, xs, ys, images, labels, offset, variables, after):
-        """Runs them: step ``s`` feeds ``xs.shape[1]`` rows from ``s * batch_size +
-        offset`` (wrapping around); ``after(step)`` follows each run.
+    def train(self, session, losses, xs, ys, images, labels, variables, after):
+        """Runs them: step ``s`` feeds rows ``[s * batch_size, (s + 1) * batch_size)``
+        (wrapping around); ``after(step)`` follows each run.
 
         Returns:
             A :class:`Result`.
@@ -233,8 +275,8 @@ class Runs(NamedTuple):
             end = min(step + self.steps_per_run, self.steps)
             if self.checkpoint_every:
                 end = min(end, (step // self.checkpoint_every + 1) * self.checkpoint_every)
-            rows = np.arange(step, end)[:, None] * self.batch_size + offset
-            rows = (rows + np.arange(xs.shape[1])) % len(images)
+            rows = np.arange(step, end)[:, None] * self.batch_size
+            rows = (rows + np.arange(self.batch_size)) % len(images)
             values += session.run(losses, {xs: images[rows], ys: labels[rows]}).tolist()
             step = end
             after(step)
@@ -254,18 +296,22 @@ def cross_worker_moments(inputs, axes):
         inputs: this worker's activations.
         axes: the axes to reduce (all but the features).
 
+    The whole batch's count is this share's times the shares (equal:
+    :func:`replicated_steps`), not all-reduced: Grappler folds an all-reduced count
+    into a constant in one process but not across workers, and the two divisions
+    then round apart (1.4e-6 after one step of ``bn_conv``).
+
     Returns:
         ``(mean, variance)`` of the whole batch, the variance biased, as
         ``tf.nn.moments`` gives them; gradients flow through both all-reduces.
     """
     context = tf.distribute.get_replica_context()
-    count = tf.cast(tf.reduce_prod(tf.gather(tf.shape(inputs), axes)), inputs.dtype)
+    shares = context.num_replicas_in_sync  # each of the same size (replicated_steps)
+    examples = tf.reduce_prod(tf.gather(tf.shape(inputs), axes)) * shares
 
     def whole_batch_mean(values):
-        total, examples = context.all_reduce(
-            tf.distribute.ReduceOp.SUM, [tf.reduce_sum(values, axes), count]
-        )
-        return total / examples
+        total = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.reduce_sum(values, axes))
+        return total / tf.cast(examples, inputs.dtype)
 
     mean = whole_batch_mean(inputs)
     squares = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
