@@ -63,7 +63,7 @@ MODES = ("async", "sync")
 TASK_FLAGS = (
     "steps", "batch_size", "seed", "model", "hidden", "learning_rate", "checkpoint_every",
     "log_every", "startup_timeout", "dataset", "data_dir", "expose", "precision", "mode",
-    "steps_per_run",
+    "steps_per_run", "operation_timeout",
 )  # fmt: skip
 
 
@@ -125,7 +125,8 @@ def build_parser():
         "--startup-timeout",
         type=float,
         default=60.0,
-        help="seconds a worker waits for the ps and for the chief's init",
+        help="seconds a worker waits for the ps and for the chief's init (sync: for "
+        "the other workers' initialization and first run)",
     )
     flags.may_differ_on_resume(p, "startup_timeout")
     p.add_check(check_cluster_flags)
@@ -291,6 +292,7 @@ def train_async(args, hidden, jobs, job, index, run, data):
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=args.checkpoint_every,
         startup_timeout=args.startup_timeout,
+        operation_timeout=args.operation_timeout,
         log_every=args.log_every,
         on_log=lambda step, loss: print(
             f"worker:{index} global step {step} loss {loss:.4f}", flush=True
@@ -312,11 +314,15 @@ def train_sync(args, hidden, jobs, job, index, run, data):
     restored = checkpoints.latest_tf_checkpoint(checkpoint_dir)
     print(f"worker:{index} synchronous, {len(jobs['worker'])} workers", flush=True)
     loss = classifiers.batch_loss(args.model, args.batch_size, hidden)
-    result = sync.train(
-        index, jobs["worker"], loss, optimizer(args), data.train.images,
-        data.train.labels, args.batch_size, args.steps, checkpoint_dir,
-        args.checkpoint_every, args.steps_per_run,
-    )  # fmt: skip
+    try:
+        result = sync.train(
+            index, jobs["worker"], loss, optimizer(args), data.train.images,
+            data.train.labels, args.batch_size, args.steps, checkpoint_dir,
+            args.checkpoint_every, args.steps_per_run, args.operation_timeout,
+            args.startup_timeout,
+        )  # fmt: skip
+    except sync.LostWorkerError as err:  # the launcher restarts every worker
+        return cluster.lost_worker_exit(err)
     first = args.steps - len(result.losses)
     share = args.batch_size // len(jobs["worker"])
     return {
@@ -418,32 +424,22 @@ def results_of(args, run):
 
 
 def compare_one_process(args, run):
-    """Trains one process from the chief's initial weights (:func:`zoo.parallel.sync.
-    one_process`) with the workers' arithmetic, then on whole batches; returns the largest
-    absolute difference of a variable (slots too) from the chief's last checkpoint to
-    each (``max_diff_vs_one_process``, ``max_diff_vs_whole_batch``) and the latter's
-    figures."""
+    """Returns ``max_diff_vs_one_process`` and ``max_diff_vs_whole_batch`` of the
+    chief's last checkpoint (:func:`zoo.parallel.sync.compare_to_one_process`) and the
+    whole-batch process's figures."""
     from zoo.parallel import sync
-    from zoo.parallel.towers import largest_difference
-    from zoo.training import checkpoints
 
-    directory = run.file("checkpoints")
     data = datasets.load(args, validation=0)
     loss = classifiers.batch_loss(args.model, args.batch_size, flags.integers(args.hidden))
-    _, reader = checkpoints.open_tf_checkpoint(directory)
-    figures = {}
-    for name, shards in (("one_process", args.workers), ("whole_batch", 1)):
-        reference = sync.one_process(
-            loss, optimizer(args), data.train.images, data.train.labels, args.batch_size,
-            args.steps, initial=os.path.join(directory, sync.INITIAL),
-            steps_per_run=args.steps_per_run, shards=shards,
-        )  # fmt: skip
-        chief = {variable: reader.get_tensor(variable) for variable in reference.values}
-        figures[f"max_diff_vs_{name}"] = largest_difference(chief, reference.values)
+    differences, whole = sync.compare_to_one_process(
+        run.file("checkpoints"), loss, optimizer(args), data.train.images,
+        data.train.labels, args.batch_size, args.steps, args.workers, args.steps_per_run,
+    )  # fmt: skip
     return {
-        **figures, "one_process_last_loss": reference.losses[-1],
-        "one_process_examples_per_second": reference.steps_per_second * args.batch_size,
-    }  # fmt: skip
+        **{f"max_diff_vs_{name}": value for name, value in differences.items()},
+        "one_process_examples_per_second": whole.steps_per_second * args.batch_size,
+        "one_process_last_loss": whole.losses[-1],
+    }
 
 
 if __name__ == "__main__":

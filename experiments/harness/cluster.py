@@ -28,6 +28,7 @@ from zoo.parallel import cluster_spec, launcher
 
 PORT_ATTEMPTS = 3  # clusters started on fresh ports before a port clash is an error
 ZOO_ERROR_EXIT = 2  # a task that failed this way is not started again
+LOST_WORKER_EXIT = 4  # a synchronous worker that lost another: every worker starts again
 # Peak memory (VmHWM) of each task, measured with the full 70,000-example data and the
 # default MLP (docs/distributed.md); shared library pages count in each, so the sum
 # errs on the safe side.
@@ -37,8 +38,9 @@ WORKER_BYTES = 1050 << 20
 
 def add_flags(p):
     """Adds a cluster script's flags: one task's (--cluster, --job-name,
-    --task-index, --expose) and the launcher's (--no-memory-check, --timeout,
-    --max-restarts); none of them has to match on --resume."""
+    --task-index, --expose, --operation-timeout) and the launcher's
+    (--no-memory-check, --timeout, --max-restarts); none of them has to match on
+    --resume."""
     p.add_argument(
         "--cluster",
         default=None,
@@ -80,9 +82,18 @@ def add_flags(p):
     flags.add_count_flag(
         p, "--max-restarts", 2, "launcher: times a dead worker is restarted"
     )
+    p.add_argument(
+        "--operation-timeout",
+        type=float,
+        default=60.0,
+        check=flags.real(0.0),
+        help="seconds one session.run of a worker may take (async: a step; sync: "
+        "--steps-per-run steps) before the silent ps or worker is named and the worker "
+        "ends (sync: every worker is started again from the last checkpoint)",
+    )
     flags.may_differ_on_resume(
         p, "cluster", "job_name", "task_index", "timeout", "max_restarts", "parent_pid",
-        "no_memory_check",
+        "no_memory_check", "operation_timeout",
     )  # fmt: skip
 
 
@@ -244,8 +255,16 @@ def launch(args, run, new_jobs, command, whole=False):
     return children, restarts
 
 
+def lost_worker_exit(err):
+    """Prints a synchronous worker's ``LostWorkerError`` as the entry point prints a zoo
+    error; returns :data:`LOST_WORKER_EXIT`, which :func:`died` counts as a death."""
+    print(f"error: {err}", file=sys.stderr, flush=True)
+    return LOST_WORKER_EXIT
+
+
 def died(cluster):
-    """True when a worker of ``cluster`` ended otherwise than done or by a zoo error."""
+    """True when a worker of ``cluster`` ended otherwise than done or by a zoo error
+    (:data:`LOST_WORKER_EXIT` is a death: the worker lost another)."""
     return any(
         process.poll() not in (None, 0, ZOO_ERROR_EXIT)
         for name, process in cluster.processes.items()

@@ -29,8 +29,11 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from layers.errors import ZooError
 from layers.normalization import batch_statistics
-from zoo.parallel.cluster_spec import check_split
+from zoo.parallel.cluster_spec import check_split, split_address
+from zoo.parallel.distributed import grpc_answers
+from zoo.parallel.towers import largest_difference
 from zoo.training.checkpoints import latest_tf_checkpoint, tf_checkpoint_step
 
 v1 = tf.compat.v1
@@ -56,7 +59,8 @@ class Result(NamedTuple):
 
 
 def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
-          checkpoint_dir=None, checkpoint_every=0, steps_per_run=1):  # fmt: skip
+          checkpoint_dir=None, checkpoint_every=0, steps_per_run=1,
+          operation_timeout=None, startup_timeout=None):  # fmt: skip
     """Trains worker ``index`` of ``len(addresses)`` until ``steps`` synchronous steps.
 
     Global batch ``s`` is rows ``[s * batch_size, (s + 1) * batch_size)`` of the data
@@ -109,7 +113,8 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
             strategy.cluster_resolver.cluster_spec(), "worker", index, config=config
         )
         with v1.Session(server.target, config=config) as session:
-            session.run(init)
+            run = bounded_run(session, index, addresses, operation_timeout, startup_timeout)
+            run(init, warm=False)  # the chief's initial values, broadcast
             first = restore(saver, session, checkpoint_dir)
             chief_saver = saver if index == 0 else None
             if chief_saver and first == 0:
@@ -123,7 +128,7 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
                     saver.save(session, prefix, global_step=done)
 
             runs = Runs(first, steps, steps_per_run, checkpoint_every, batch_size)
-            return runs.train(session, losses, xs, ys, images, labels, variables, after)
+            return runs.train(run, losses, xs, ys, images, labels, variables, after)
 
 
 def one_process(build, optimizer, images, labels, batch_size, steps, initial=None,
@@ -173,8 +178,41 @@ def one_process(build, optimizer, images, labels, batch_size, steps, initial=Non
             if initial:
                 saver.restore(session, initial)
             runs = Runs(0, steps, steps_per_run, 0, batch_size)
-            return runs.train(session, losses, xs, ys, images, labels, variables,
-                              after=lambda done: None)  # fmt: skip
+            return runs.train(
+                lambda fetches, feed_dict=None, warm=True: session.run(fetches, feed_dict),
+                losses, xs, ys, images, labels, variables, after=lambda done: None,
+            )  # fmt: skip
+
+
+def compare_to_one_process(checkpoint_dir, build, optimizer, images, labels, batch_size,
+                           steps, workers, steps_per_run=1):  # fmt: skip
+    """Trains :func:`one_process` from the chief's :data:`INITIAL` with the workers'
+    arithmetic (``shards=workers``), then on whole batches, and compares each with the
+    chief's latest checkpoint in ``checkpoint_dir``.
+
+    Args:
+        checkpoint_dir: the workers' (:func:`train`).
+        build, optimizer, images, labels, batch_size, steps, steps_per_run: as
+            :func:`train`.
+        workers: the number of workers.
+
+    Returns:
+        ``(differences, whole)``: ``{"one_process": ..., "whole_batch": ...}``, the
+        largest absolute difference of any variable (optimizer slots and moving
+        statistics included) from each reference, and the whole-batch
+        :class:`Result`.
+    """
+    checkpoint = latest_tf_checkpoint(checkpoint_dir)
+    reader = tf.train.load_checkpoint(checkpoint)
+    differences = {}
+    for name, shards in (("one_process", workers), ("whole_batch", 1)):
+        reference = one_process(
+            build, optimizer, images, labels, batch_size, steps,
+            os.path.join(checkpoint_dir, INITIAL), steps_per_run, shards,
+        )  # fmt: skip
+        chief = {variable: reader.get_tensor(variable) for variable in reference.values}
+        differences[name] = largest_difference(chief, reference.values)
+    return differences, reference
 
 
 def replicated_steps(strategy, build, optimizer, images, labels, batch_size):
@@ -260,8 +298,9 @@ class Runs(NamedTuple):
     checkpoint_every: int
     batch_size: int
 
-    def train(self, session, losses, xs, ys, images, labels, variables, after):
-        """Runs them: step ``s`` feeds rows ``[s * batch_size, (s + 1) * batch_size)``
+    def train(self, run, losses, xs, ys, images, labels, variables, after):
+        """Runs them with ``run(fetches, feed_dict, warm)`` (``warm`` False for the
+        first): step ``s`` feeds rows ``[s * batch_size, (s + 1) * batch_size)``
         (wrapping around); ``after(step)`` follows each run.
 
         Returns:
@@ -277,15 +316,70 @@ class Runs(NamedTuple):
                 end = min(end, (step // self.checkpoint_every + 1) * self.checkpoint_every)
             rows = np.arange(step, end)[:, None] * self.batch_size
             rows = (rows + np.arange(self.batch_size)) % len(images)
-            values += session.run(losses, {xs: images[rows], ys: labels[rows]}).tolist()
+            feed = {xs: images[rows], ys: labels[rows]}
+            values += run(losses, feed, warm=warm is not None).tolist()
             step = end
             after(step)
             warm = warm or (time.perf_counter(), step)
         now = time.perf_counter()
         since, at = warm if warm and step > warm[1] else (start, self.first)
         names = [v.op.name for v in variables]
-        final = dict(zip(names, session.run(variables), strict=True))
+        final = dict(zip(names, run(variables), strict=True))
         return Result(values, final, now - start, (step - at) / max(now - since, 1e-9))
+
+
+class LostWorkerError(ZooError):
+    """A synchronous step failed: another worker is gone, or silent past the timeout."""
+
+
+# What a collective on a lost worker ends with: gone (connection reset or refused), or
+# silent past the run's deadline; TensorFlow then aborts the other collectives.
+COLLECTIVE_FAILURES = (
+    tf.errors.DeadlineExceededError, tf.errors.UnavailableError, tf.errors.AbortedError,
+    tf.errors.CancelledError,
+)  # fmt: skip
+PROBE_S = 2.0  # seconds a lost worker's peers are given to answer the probe
+
+
+def bounded_run(session, index, addresses, operation_timeout, startup_timeout):
+    """Returns ``run(fetches, feed_dict=None, warm=True)``: ``session.run`` within
+    ``operation_timeout`` seconds, or ``startup_timeout`` when not ``warm`` (the
+    initialization, the first run with TensorFlow's graph optimization); None: no bound.
+
+    Raises (from ``run``):
+        LostWorkerError: a collective failed (:func:`lost_worker`).
+    """
+
+    def run(fetches, feed_dict=None, warm=True):
+        timeout = operation_timeout if warm else startup_timeout
+        options = v1.RunOptions(timeout_in_ms=round(timeout * 1000)) if timeout else None
+        try:
+            return session.run(fetches, feed_dict, options=options)
+        except COLLECTIVE_FAILURES as err:
+            raise lost_worker(index, addresses, timeout, err) from None
+
+    return run
+
+
+def lost_worker(index, addresses, timeout, err):
+    """Returns the :class:`LostWorkerError` of worker ``index`` whose run failed with
+    ``err``, naming the other workers that do not answer now (:func:`grpc_answers`)."""
+    lost = []
+    for other, address in enumerate(addresses):
+        found = other != index and grpc_answers(*split_address(address), PROBE_S)
+        if found and found != "answers":
+            lost.append(f"worker {other} ({address}, logs/worker-{other}.log) {found}")
+    failed = (
+        f"no step within the timeout of {timeout:g} s"
+        if isinstance(err, tf.errors.DeadlineExceededError)
+        else f"the all-reduce failed ({type(err).__name__})"
+    )
+    whom = ", ".join(lost) or "every other worker answering now"
+    return LostWorkerError(
+        f"worker:{index}: expected every worker in each synchronous step, found "
+        f"{failed}, with {whom}; restart every worker from the last checkpoint "
+        "(experiments.ps: --resume RUN_DIR; its launcher restarts them itself)"
+    )
 
 
 def cross_worker_moments(inputs, axes):
