@@ -5,7 +5,9 @@ process."""
 
 import os
 import pathlib
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,9 +28,11 @@ import sys
 import numpy as np
 from tests.zoo.test_sync import build, data, optimizer
 from zoo.parallel import sync
-index, addresses, out, ckpt, per_run = sys.argv[1], sys.argv[2].split(","), *sys.argv[3:]
+index, addresses, out, ckpt, per_run, timeout = (
+    sys.argv[1], sys.argv[2].split(","), *sys.argv[3:]
+)
 result = sync.train(int(index), addresses, build, optimizer, *data(), {batch}, {steps},
-                    ckpt, {every}, int(per_run))
+                    ckpt, {every}, int(per_run), float(timeout) or None)
 values = {{name.replace("/", "|"): value for name, value in result.values.items()}}
 np.savez(out, losses=result.losses, **values)
 """
@@ -111,8 +115,9 @@ def eager_training(strategy, index):
     return losses, {v.name: v.numpy() for v in model.variables}
 
 
-def start_workers(tmp_path, checkpoints, steps_per_run):
-    """Two worker processes on loopback, writing ``w<index>.npz`` when done."""
+def start_workers(tmp_path, checkpoints, steps_per_run, operation_timeout=0):
+    """Two worker processes on loopback, writing ``w<index>.npz`` when done; each run
+    after the first within ``operation_timeout`` seconds (0: no bound)."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER.format(batch=BATCH, steps=STEPS, every=EVERY))
     addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
@@ -120,7 +125,7 @@ def start_workers(tmp_path, checkpoints, steps_per_run):
     return [
         subprocess.Popen(
             [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
-             checkpoints, str(steps_per_run)],
+             checkpoints, str(steps_per_run), str(operation_timeout)],
             env=env,
         )
         for i in range(2)
@@ -137,8 +142,9 @@ def checkpointed_step(checkpoints):
 @pytest.mark.slow
 def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
     """Both workers SIGKILLed mid-run after a checkpoint, started again with 7 steps per
-    session.run: every weight and every loss of the resumed steps as one process on
-    the whole batch (which takes 5 per run: the runs' lengths change nothing)."""
+    session.run: every weight and every loss of the resumed steps as one process with
+    the workers' arithmetic (two shards; 5 steps per run: the runs' lengths change
+    nothing)."""
     checkpoints = tmp_path / "checkpoints"
     workers = start_workers(tmp_path, checkpoints, steps_per_run=1)
     deadline = time.monotonic() + 300
@@ -152,7 +158,9 @@ def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(t
     workers = start_workers(tmp_path, checkpoints, steps_per_run=7)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
-    reference = sync.one_process(build, optimizer, *data(), BATCH, STEPS, steps_per_run=5)
+    reference = sync.one_process(
+        build, optimizer, *data(), BATCH, STEPS, steps_per_run=5, shards=2
+    )
     losses, values = reference.losses, reference.values
     for result in results:
         for name, value in values.items():
@@ -184,6 +192,34 @@ def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
             np.testing.assert_allclose(result[name.replace("/", "|")], value, atol=1e-5)
         np.testing.assert_allclose(result["losses"], losses, rtol=1e-5)
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize(
+    ("error", "failed"),
+    [
+        (tf.errors.DeadlineExceededError(None, None, "deadline"),
+         "no step within the timeout of 3 s"),
+        (tf.errors.UnavailableError(None, None, "reset"),
+         r"the all-reduce failed \(UnavailableError\)"),
+    ],
+)  # fmt: skip
+def test_a_lost_worker_is_named_silent_or_absent(error, failed, monkeypatch):
+    """Worker 1 listens but never answers (stopped), nothing listens at worker 2's
+    address (killed); worker 0, whose run failed, names both."""
+    monkeypatch.setattr(sync, "PROBE_S", 0.2)
+    with socket.create_server(("127.0.0.1", 0)) as stopped:
+        silent = f"127.0.0.1:{stopped.getsockname()[1]}"
+        absent = f"127.0.0.1:{cluster_spec.free_ports(1)[0]}"
+        lost = sync.lost_worker(0, ["127.0.0.1:1", silent, absent], 3, error)
+    assert isinstance(lost, ZooError)
+    assert re.fullmatch(
+        rf"worker:0: expected every worker in each synchronous step, found {failed}, "
+        rf"with worker 1 \({silent}, logs/worker-1.log\) silent, worker 2 "
+        rf"\({absent}, logs/worker-2.log\) absent; restart every worker from the last "
+        r"checkpoint \(experiments.ps: --resume RUN_DIR; its launcher restarts them "
+        r"itself\)",
+        str(lost),
+    ), str(lost)
 
 
 @pytest.mark.parametrize("workers", [3, 0, 2.0])
