@@ -78,8 +78,10 @@ def fake_launch(tmp_path, whole, worker_1_exit):
     return restarts, children, {n: len(os.listdir(tmp_path / "starts" / n)) for n in names}
 
 
-def test_a_dead_sync_worker_restarts_every_worker(tmp_path):
-    restarts, children, starts = fake_launch(tmp_path, whole=True, worker_1_exit=1)
+@pytest.mark.parametrize("status", [1, cluster.LOST_WORKER_EXIT])
+def test_a_dead_sync_worker_restarts_every_worker(status, tmp_path):
+    """A crash (1), or a worker that lost another (sync.LostWorkerError)."""
+    restarts, children, starts = fake_launch(tmp_path, whole=True, worker_1_exit=status)
     assert restarts == 1 and children.restarts == {}
     assert starts == {"worker-0": 2, "worker-1": 2}  # both again, not worker 1 alone
 

@@ -204,22 +204,30 @@ def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
     ],
 )  # fmt: skip
 def test_a_lost_worker_is_named_silent_or_absent(error, failed, monkeypatch):
-    """Worker 1 listens but never answers (stopped), nothing listens at worker 2's
-    address (killed); worker 0, whose run failed, names both."""
+    """Worker 0's run fails as a collective on a lost worker does; worker 1 listens
+    but never answers (stopped), nothing listens at worker 2's address (killed)."""
+
+    class Session:
+        def run(self, fetches, feed_dict, options):
+            assert options.timeout_in_ms == 3000
+            raise error
+
     monkeypatch.setattr(sync, "PROBE_S", 0.2)
     with socket.create_server(("127.0.0.1", 0)) as stopped:
         silent = f"127.0.0.1:{stopped.getsockname()[1]}"
         absent = f"127.0.0.1:{cluster_spec.free_ports(1)[0]}"
-        lost = sync.lost_worker(0, ["127.0.0.1:1", silent, absent], 3, error)
-    assert isinstance(lost, ZooError)
+        run = sync.bounded_run(Session(), 0, ["127.0.0.1:1", silent, absent], 3, None)
+        with pytest.raises(sync.LostWorkerError) as lost:
+            run("loss")
+    assert isinstance(lost.value, ZooError)
     assert re.fullmatch(
         rf"worker:0: expected every worker in each synchronous step, found {failed}, "
         rf"with worker 1 \({silent}, logs/worker-1.log\) silent, worker 2 "
         rf"\({absent}, logs/worker-2.log\) absent; restart every worker from the last "
         r"checkpoint \(experiments.ps: --resume RUN_DIR; its launcher restarts them "
         r"itself\)",
-        str(lost),
-    ), str(lost)
+        str(lost.value),
+    ), str(lost.value)
 
 
 @pytest.mark.parametrize("workers", [3, 0, 2.0])
