@@ -4,10 +4,13 @@ Each worker process builds the same TF1 graph (any ``get_variable`` function)
 under ``tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy``: every
 variable is mirrored on every worker, and each step all-reduces the workers'
 gradients before any of them applies it, so N workers on ``B / N`` examples each
-take the step one process takes on ``B`` (tests/zoo/test_sync.py: equal to 1e-5
-after hundreds of steps, killed and resumed too). Batch norm (``layers.BatchNorm``
-and what builds on it) normalizes with the whole batch's statistics, all-reduced
-over the workers. No parameter server; the all-reduce is TensorFlow's own.
+take the step one process takes on ``B``: bit for bit the step of
+:func:`one_process` with the workers' arithmetic (``shards=N``), killed and resumed
+too; on whole batches up to float32 round-off. Batch norm (``layers.BatchNorm`` and
+what builds on it) normalizes with the whole batch's statistics, all-reduced over
+the workers. No parameter server; the all-reduce is TensorFlow's own. A worker that
+is gone, or silent past ``operation_timeout``, ends the others with a
+:class:`LostWorkerError` naming it.
 
 Usage, in each of N processes (``index`` 0..N-1, the same ``addresses``)::
 
@@ -87,12 +90,18 @@ def train(index, addresses, build, optimizer, images, labels, batch_size, steps,
         checkpoint_every: steps between the chief's checkpoints (0: at the end only).
         steps_per_run: steps per ``session.run`` at most (a run ends at a
             checkpoint).
+        operation_timeout: seconds a run may take; None: no bound (a worker
+            stopped for good then holds the others forever).
+        startup_timeout: the same for the initialization (which waits for every
+            worker) and the first run (TensorFlow's graph optimization).
 
     Returns:
         A :class:`Result`.
 
     Raises:
         ZooError: the batch does not split over the workers.
+        LostWorkerError: a collective failed: another worker is gone, or silent
+            past the timeout (:func:`lost_worker` names it).
     """
     workers = len(addresses)
     check_split(batch_size, workers)
