@@ -18,10 +18,11 @@ machines (docs/distributed.md).
 
 ``--mode sync`` runs the workers of :func:`zoo.parallel.sync.train` instead: each
 takes ``--batch-size / --workers`` examples of every global batch and all apply
-the all-reduced gradient, so the run is one process on the whole batch; a dead
-worker restarts every worker from the chief's last checkpoint (a synchronous step
-needs them all), and the launcher trains that one process itself at the end to
-record ``max_diff_vs_one_process`` in results.json.
+the all-reduced gradient, so the run is one process on the whole batch; a dead or
+silent worker (past --operation-timeout) restarts every worker from the chief's last
+checkpoint (a synchronous step needs them all), and the launcher trains that one
+process itself at the end, with the workers' arithmetic and on whole batches, to
+record ``max_diff_vs_one_process`` and ``max_diff_vs_whole_batch`` in results.json.
 
 Usage::
 
@@ -34,7 +35,7 @@ The run directory holds ``cluster.json`` (addresses and process ids),
 ``logs/<job>-<index>.log``, ``workers/worker-<index>.json``, the chief's
 checkpoints under ``checkpoints/`` and ``results.json`` with ``test_accuracy``,
 ``workers``, ``examples_per_second_per_worker`` and ``global_steps`` (sync: also
-``max_diff_vs_one_process``; docs/distributed.md).
+the two differences; docs/distributed.md).
 """
 
 import json
