@@ -395,14 +395,14 @@ def cross_worker_moments(inputs, axes):
     """``tf.nn.moments`` over every worker's share of the batch: batch norm in
     training normalizes with the whole batch's statistics, as one process would.
 
-    Args:
-        inputs: this worker's activations.
-        axes: the axes to reduce (all but the features).
-
     The whole batch's count is this share's times the shares (equal:
     :func:`replicated_steps`), not all-reduced: Grappler folds an all-reduced count
     into a constant in one process but not across workers, and the two divisions
     then round apart (1.4e-6 after one step of ``bn_conv``).
+
+    Args:
+        inputs: this worker's activations.
+        axes: the axes to reduce (all but the features).
 
     Returns:
         ``(mean, variance)`` of the whole batch, the variance biased, as
