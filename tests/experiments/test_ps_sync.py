@@ -24,7 +24,7 @@ def test_sync_workers_through_the_launcher_equal_one_process(
     model, tiny_data_dir, tmp_path
 ):
     """Two workers, no ps, 4 steps per session.run: the chief's last checkpoint equals
-    one process with the workers' arithmetic (sync.one_process with 2 shards) trained
+    one process with the workers' arithmetic (sync.one_process with 2 shards), trained
     on the same batches from the same initial weights: the default MLP
     (784-625-625-10, Adam) after 100 steps, the conv net with batch norm (statistics
     over the workers) after 20. The whole-batch process is recorded beside it. (A
@@ -43,7 +43,10 @@ def test_sync_workers_through_the_launcher_equal_one_process(
     assert results["cluster"]["ps"] == [] and len(results["cluster"]["worker"]) == 2
     assert results["restarts"] == {"cluster": 0} and results["global_steps"] == steps
     assert results["local_steps_per_worker"] == [steps, steps]
-    assert results["max_diff_vs_one_process"] <= 1e-5
+    # The claim is 1e-5; the runs are equal bit for bit (a sum of two is order-free), and
+    # only that catches in 20 steps an op that rounds apart (an all-reduced count, which
+    # Grappler folds in one process only, was 1.5e-4 off in one run, under 1e-5 in another).
+    assert results["max_diff_vs_one_process"] == 0.0
     assert results["max_diff_vs_whole_batch"] >= 0.0  # recorded: float32 round-off
     losses = [loss for _, loss in results["chief_losses"]]
     assert losses[-1] < losses[0] / 2
