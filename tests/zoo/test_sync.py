@@ -6,7 +6,6 @@ process."""
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 import time
 
@@ -15,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from layers import BatchNorm, ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec, sync
 
 v1 = tf.compat.v1
@@ -118,7 +118,7 @@ def start_workers(tmp_path, checkpoints, steps_per_run):
     addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return [
-        subprocess.Popen(
+        forkserver.popen(
             [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
              checkpoints, str(steps_per_run)],
             env=env,
@@ -171,7 +171,7 @@ def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outs = [tmp_path / f"e{i}.npz" for i in range(2)]
     workers = [
-        subprocess.Popen([sys.executable, script, str(i), addresses, out], env=env)
+        forkserver.popen([sys.executable, script, str(i), addresses, out], env=env)
         for i, out in enumerate(outs)
     ]
     losses, values = eager_training(tf.distribute.get_strategy(), 0)
