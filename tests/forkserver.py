@@ -286,7 +286,8 @@ def _print_traceback(error):
 
 
 def _ours(filename):
-    return filename == __file__ or os.path.basename(filename).startswith(("runpy", "<frozen"))
+    name = os.path.basename(filename)
+    return filename == __file__ or name.startswith(("runpy", "<frozen"))
 
 
 def _exit_code(value):
