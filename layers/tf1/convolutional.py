@@ -156,8 +156,9 @@ class Transposed(Convolution):
         return grown if self.padding == "same" else grown + max(kernel - stride, 0)
 
     def call(self, inputs):
-        """The output's size is computed from the input's static sizes where they are
-        known, from its dynamic shape where not, as TF 1.15 computes it."""
+        """The output's size comes from the input's static sizes where they are known
+        (as TensorFlow 2's legacy ``Conv2DTranspose``: no shape ops for grappler to
+        fold), from its dynamic shape where not (TF 1.15 read every size there)."""
         dynamic, static = tf.shape(inputs), inputs.shape.as_list()
         sizes = [
             self._size(dynamic[axis] if static[axis] is None else static[axis], i)
