@@ -30,9 +30,9 @@ def classifier(L, images):
     """The bench's CNN step (``tf1_layers.cnn``), average pooling added, without
     its ``kernel_regularizer`` and dropout, where the graphs differ by design and
     run the same kernels: TF 2.21's ``get_variable(regularizer=)``, which our layers
-    call, builds the loss as ops of its own (one unused, one per read) where TF's
-    legacy layers compute it once; dropout's op seed is TF 1.15's (the graph's op
-    count) where tf_keras gives its own."""
+    call, builds the loss as ops of its own (two copies when the variable is made,
+    one more at each read) where TF's legacy layers compute it once; dropout's op
+    seed is TF 1.15's (the graph's op count) where tf_keras gives its own."""
     h = L.conv2d(images, 8, 3, padding="same", activation=tf.nn.relu, name="conv1")
     h = L.max_pooling2d(h, 2, 2)
     h = L.average_pooling2d(L.conv2d(h, 8, 3, padding="same"), 2, 2)
