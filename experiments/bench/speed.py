@@ -132,7 +132,8 @@ class Case:
 
 
 def time_rounds(runs, steps, rounds, warmup, multiple=1):
-    """Times each ``run(steps)`` in interleaved rounds after a warm-up.
+    """Times each ``run(steps)`` in interleaved rounds after a warm-up, each contender
+    first in turn (none always runs first, right after the warm-up or a pause).
 
     Other processes slow some rounds down; the fastest round of each contender
     is the one least disturbed, so it is the speed reported (as ``timeit`` does),
@@ -161,10 +162,11 @@ def time_rounds(runs, steps, rounds, warmup, multiple=1):
     per_round = rounded(max(1, steps // rounds))
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
+    names = list(runs)
+    for index in range(rounds):  # each contender goes first in turn
+        for name in names[index % len(names) :] + names[: index % len(names)]:
             start_wall, start_cpu = time.perf_counter(), time.process_time()
-            run(per_round)
+            runs[name](per_round)
             wall[name].append(per_round / (time.perf_counter() - start_wall))
             cpu[name].append(1e3 * (time.process_time() - start_cpu) / per_round)
     return {

@@ -113,6 +113,7 @@ class Convolution(Projection):
             padding=self.padding.upper(),
             dilations=self.dilation_rate,
             data_format=self._format,
+            name=type(self).__name__,  # the op's name, TF's (Conv2D)
         )
         return self._finish(outputs, self._format)
 
@@ -155,10 +156,19 @@ class Transposed(Convolution):
         return grown if self.padding == "same" else grown + max(kernel - stride, 0)
 
     def call(self, inputs):
-        dynamic = tf.shape(inputs)
-        shape = [dynamic[0], *([self.filters] if self.channels_first else [])]
-        shape += [self._size(dynamic[axis], i) for i, axis in enumerate(self._spatial_axes)]
-        shape += [] if self.channels_first else [self.filters]
+        """The output's size comes from the input's static sizes where they are known
+        (as TensorFlow 2's legacy ``Conv2DTranspose``: no shape ops for grappler to
+        fold), from its dynamic shape where not (TF 1.15 read every size there)."""
+        dynamic, static = tf.shape(inputs), inputs.shape.as_list()
+        sizes = [
+            self._size(dynamic[axis] if static[axis] is None else static[axis], i)
+            for i, axis in enumerate(self._spatial_axes)
+        ]
+        shape = (
+            [dynamic[0], self.filters, *sizes]
+            if self.channels_first
+            else [dynamic[0], *sizes, self.filters]
+        )
         outputs = tf.nn.conv_transpose(
             inputs,
             self.kernel,
@@ -166,6 +176,7 @@ class Transposed(Convolution):
             strides=self.strides,
             padding=self.padding.upper(),
             data_format=self._format,
+            name=f"conv{self.rank}d_transpose",
         )
         outputs.set_shape(self._output_shape(inputs.shape))
         return self._finish(outputs, self._format)

@@ -125,8 +125,8 @@ class Flatten(Layer):
             inputs = tf.transpose(inputs, [0, *range(2, rank), 1])
         shape = self._output_shape(inputs.shape)
         width = tf.compat.dimension_value(shape[1])
-        if width is not None:  # int64: a width over int32 too
-            return tf.reshape(inputs, tf.constant([-1, width], tf.int64))
+        if width is not None:  # int32 as TF's, int64 for a width over int32
+            return tf.reshape(inputs, tf.constant([-1, width]))
         batch = tf.shape(inputs, out_type=tf.int64)[0]  # a batch over int32 too
         outputs = tf.reshape(inputs, tf.stack([batch, tf.constant(-1, tf.int64)]))
         outputs.set_shape(shape)

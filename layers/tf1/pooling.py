@@ -27,6 +27,7 @@ class Pooling(Layer):
     """
 
     family, rank, pool = "MaxPooling/AveragePooling", None, None
+    op_name = None  # the pooling op's name, TF's (``MaxPool``, ``AvgPool3D``)
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
@@ -53,16 +54,25 @@ class Pooling(Layer):
             self.strides,
             self.padding.upper(),
             data_format=nn_format(self.rank, self.channels_first),
+            name=self.op_name,
         )
 
 
 MaxPooling1D, MaxPooling2D, MaxPooling3D = (
-    variant(Pooling, f"MaxPooling{n}D", n, pool=staticmethod(pool))
-    for n, pool in ((1, tf.nn.max_pool1d), (2, tf.nn.max_pool2d), (3, tf.nn.max_pool3d))
+    variant(Pooling, f"MaxPooling{n}D", n, pool=staticmethod(pool), op_name=op_name)
+    for n, pool, op_name in (
+        (1, tf.nn.max_pool1d, "MaxPool"),
+        (2, tf.nn.max_pool2d, "MaxPool"),
+        (3, tf.nn.max_pool3d, "MaxPool3D"),
+    )
 )
 AveragePooling1D, AveragePooling2D, AveragePooling3D = (
-    variant(Pooling, f"AveragePooling{n}D", n, pool=staticmethod(pool))
-    for n, pool in ((1, tf.nn.avg_pool1d), (2, tf.nn.avg_pool2d), (3, tf.nn.avg_pool3d))
+    variant(Pooling, f"AveragePooling{n}D", n, pool=staticmethod(pool), op_name=op_name)
+    for n, pool, op_name in (
+        (1, tf.nn.avg_pool1d, "AvgPool"),
+        (2, tf.nn.avg_pool2d, "AvgPool"),
+        (3, tf.nn.avg_pool3d, "AvgPool3D"),
+    )
 )
 
 

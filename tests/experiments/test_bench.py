@@ -106,6 +106,15 @@ def test_no_warm_up_runs_no_contender_for_zero_steps():
     assert steps == [2, 2]
 
 
+def test_each_contender_goes_first_in_turn():
+    order = []
+    runs = {name: lambda steps, name=name: order.append(name) for name in "abc"}
+
+    bench.time_rounds(runs, 3, 3, warmup=0)
+
+    assert order == list("abc" "bca" "cab")
+
+
 def test_help_offers_no_checkpoint_flags_and_refuses_them(capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--help"])

@@ -52,6 +52,7 @@ import tensorflow as tf
 import experiments
 from experiments.harness import datasets, flags, rundir
 from layers.errors import ZooError
+from tests import forkserver
 from tests.conftest import make_idx_dir
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -308,7 +309,7 @@ class Run:
         self.stdout, self.stderr = where / "stdout.txt", where / "stderr.txt"
         command = [sys.executable, "-c", WRAPPER, json.dumps(files), row.module, *argv]
         with open(self.stdout, "wb") as out, open(self.stderr, "wb") as err:
-            self.process = subprocess.Popen(
+            self.process = forkserver.popen(
                 command,
                 cwd=REPO,
                 env=environment(),

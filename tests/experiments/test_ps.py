@@ -20,6 +20,7 @@ from experiments import ps
 from experiments.bench import gradients as bench_gradients
 from experiments.harness import cluster
 from layers import ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec
 
 WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
@@ -200,7 +201,7 @@ def test_cluster_trains_in_a_private_network_and_killed_workers_rejoin(
 
 def subprocess_launcher(argv):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}  # PYTHONPATH: tests/conftest.py
-    return subprocess.Popen(
+    return forkserver.popen(
         [sys.executable, "-m", "experiments.ps", *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

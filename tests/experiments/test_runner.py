@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from experiments.harness import entry, flags, record, rundir
 from layers.errors import ZooError
+from tests import forkserver
 from tests.conftest import edit_run_record, make_idx_dir
 from zoo import training
 from zoo.data import DataSet
@@ -631,7 +632,7 @@ def test_sigterm_kill_and_resume_subprocess(toy, tmp_path):
     out, straight, marker = tmp_path / "killed", tmp_path / "straight", tmp_path / "marker"
     flags = ["--steps", "100", "--checkpoint-every", "20"]
     command = [sys.executable, str(tmp_path / "toy.py"), *flags, "--out", str(out)]
-    process = subprocess.Popen(
+    process = forkserver.popen(
         [*command, "--sleep", "0.05", "--marker", str(marker)],
         stderr=subprocess.PIPE,
         text=True,

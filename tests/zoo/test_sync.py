@@ -8,7 +8,6 @@ import pathlib
 import re
 import signal
 import socket
-import subprocess
 import sys
 import time
 
@@ -17,6 +16,7 @@ import pytest
 import tensorflow as tf
 
 from layers import BatchNorm, ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec, sync
 
 v1 = tf.compat.v1
@@ -123,7 +123,7 @@ def start_workers(tmp_path, checkpoints, steps_per_run, operation_timeout=0):
     addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return [
-        subprocess.Popen(
+        forkserver.popen(
             [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
              checkpoints, str(steps_per_run), str(operation_timeout)],
             env=env,
@@ -179,7 +179,7 @@ def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outs = [tmp_path / f"e{i}.npz" for i in range(2)]
     workers = [
-        subprocess.Popen([sys.executable, script, str(i), addresses, out], env=env)
+        forkserver.popen([sys.executable, script, str(i), addresses, out], env=env)
         for i, out in enumerate(outs)
     ]
     losses, values = eager_training(tf.distribute.get_strategy(), 0)
