@@ -2,7 +2,7 @@
 
 For each model (the 784-625-784 autoencoder untied and tied, batch 128; the
 784-625-625-10 MLP classifier, batch 100), all with Adagrad 0.1 on the same
-training images, in one process per model:
+training images, each model in a process of its own:
 
 * ``ours``: the graph built by ``zoo`` reading its batches from
   :class:`zoo.data.batches.GraphBatches` (gathered in the graph, in the DataSet's
@@ -399,6 +399,9 @@ def start_with_tensorflow(args):
     """Starts TensorFlow and loads the data, the training images held once
     (:func:`experiments.bench.contenders.one_copy`).
 
+    Args:
+        args: the bench's flags (``--dataset``, ``--data-dir``, ``--seed``).
+
     Returns:
         ``(data, train)``: ``data`` the ``settings`` keys that name the data, ``train``
         the training split, or the test split when the data has only that (the real
@@ -416,7 +419,15 @@ def start_with_tensorflow(args):
 
 
 def time_rows(args):
-    """Times the rows ``--models`` names, in this process; returns the results."""
+    """Times the rows ``--models`` names, one after the other in this process.
+
+    Args:
+        args: the bench's flags.
+
+    Returns:
+        The results as the JSON holds them (``machine`` aside), ``peak_rss_mib`` this
+        process's peak.
+    """
     data, train = start_with_tensorflow(args)
     from zoo.training import precision  # after TensorFlow's start
 
@@ -464,6 +475,10 @@ def rows_in_processes(argv, rows):
     settings and machine are the first row's (the load average the merged run's at
     its start); the top-level ``bf16`` is summed up again over every row.
 
+    Args:
+        argv: the run's flags, passed on to every row.
+        rows: the names of :data:`ROWS` to time, in that order.
+
     Raises:
         ZooError: a row's process failed (it printed why).
     """
@@ -472,7 +487,7 @@ def rows_in_processes(argv, rows):
     with tempfile.TemporaryDirectory(prefix="bench-rows-") as directory:
         for row in rows:
             path = os.path.join(directory, f"{row}.json")
-            command = [sys.executable, "-m", __spec__.name, *argv]
+            command = [sys.executable, "-m", __spec__.name, *argv]  # this module's name
             done = subprocess.run([*command, "--models", row, "--json", path], check=False)
             if done.returncode:
                 raise ZooError(
