@@ -265,25 +265,43 @@ def matmul_limit(shapes, args):
 # --------------------------------------------------------------------------- TF2
 
 
-# id(images) -> (images, labels, their eager copies): one copy of a data set for
-# every TF2 contender of a case (a copy each held 190 MB of Fashion-MNIST apiece).
+# id(images) -> (images, labels, their eager variables): one copy of a data set for
+# every TF2 contender (a copy each held 190 MB of Fashion-MNIST apiece), kept for the
+# process (a bench row's, which times one data set). Variables, not eager tensors: tf.data
+# copies the eager tensors a pipeline captures when it is iterated (190 MB more).
 _EAGER_COPIES = {}
+
+
+def _in_variables(train):
+    """Returns eager variables holding copies of ``train``'s images and labels."""
+    return tuple(tf.Variable(a, trainable=False) for a in (train.images, train.labels))
+
+
+def one_copy(train):
+    """Returns ``train`` over the eager copy of its arrays that :func:`eager_batches` reads.
+
+    Its images and labels are read-only numpy views of those variables' values, so the
+    numpy readers (``feed_dict``, ``next_batch``, ``GraphBatches``' initialization) and
+    the TF2 contenders hold the data once; drop ``train`` to free its own arrays.
+    """
+    variables = _in_variables(train)
+    images, labels = (np.asarray(v.value()) for v in variables)
+    _EAGER_COPIES[id(images)] = (images, labels, variables)
+    return dataclasses.replace(train, images=images, labels=labels)
 
 
 def eager_batches(train, batch_size, seed):
     """Returns the endless ``tf.data`` batches of ``train`` for the TF2 contenders,
-    all reading one eager copy of its arrays (until :func:`release`)."""
+    all reading one eager copy of its arrays (:func:`one_copy`'s, or made here once)."""
     key = id(train.images)
     if key not in _EAGER_COPIES:
-        copies = tf.identity(train.images), tf.identity(train.labels)
-        _EAGER_COPIES[key] = (train.images, train.labels, copies)
+        _EAGER_COPIES[key] = (train.images, train.labels, _in_variables(train))
     return batch_dataset(*_EAGER_COPIES[key][2], batch_size, seed)
 
 
 def release():
-    """Frees what the contenders of a case held (their sessions, Keras models and
-    data copies), so the next case reuses that memory instead of adding to it."""
-    _EAGER_COPIES.clear()
+    """Frees what the contenders of a case held (their sessions and Keras models), so
+    the next case reuses that memory instead of adding to it."""
     for _, home in _CASE_GRAPHS.values():
         home.session.close()
     _CASE_GRAPHS.clear()

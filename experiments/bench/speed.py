@@ -2,7 +2,7 @@
 
 For each model (the 784-625-784 autoencoder untied and tied, batch 128; the
 784-625-625-10 MLP classifier, batch 100), all with Adagrad 0.1 on the same
-training images, in one process:
+training images, each model in a process of its own:
 
 * ``ours``: the graph built by ``zoo`` reading its batches from
   :class:`zoo.data.batches.GraphBatches` (gathered in the graph, in the DataSet's
@@ -56,7 +56,12 @@ them in its ``bf16`` entry: :mod:`experiments.bench.precision`, whose ratio
 ``ratio_fp32`` compares them with the row's own float32 ``ours_best``. The JSON's
 top-level ``bf16`` records the CPU's bfloat16 flags and which bfloat16 goals hold.
 
-The contenders run in interleaved rounds after a warm-up, so load from other
+Each row (``--models`` names them: :data:`ROWS`) runs in a process of its own,
+``python -m experiments.bench.speed --models ROW`` with the other flags, so a row
+starts from a fresh process and its memory goes with it; the run merges the rows'
+results into one JSON (``peak_rss_mib``: the largest row's peak, each row's in
+``peak_rss_mib_per_row``) and imports no TensorFlow itself. Within a row, the
+contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
 
@@ -69,10 +74,14 @@ Usage::
 
 import dataclasses
 import importlib
+import json
 import math
 import os
 import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 from experiments.bench import precision as bf16
@@ -105,6 +114,7 @@ OWN_BENCHES = (
     "experiments.bench.canned",
 )
 CASE_MODELS = ("autoencoder", "mlp", "gan")
+SETTINGS = ("steps", "rounds", "warmup", "inter_op", "intra_op", "xla", "steps_per_run")
 # What --models names: the models timed here, then each own bench by its module's name.
 ROWS = (*CASE_MODELS, *(module.rpartition(".")[2] for module in OWN_BENCHES))
 
@@ -387,24 +397,40 @@ def build_parser():
     return p
 
 
-def start_with_tensorflow(argv):
-    """Parses the bench's flags, starts TensorFlow, opens the run (none with ``--json``)
-    and loads the data.
+def start_with_tensorflow(args):
+    """Starts TensorFlow and loads the data, the training images held once
+    (:func:`experiments.bench.contenders.one_copy`).
+
+    Args:
+        args: the bench's flags (``--dataset``, ``--data-dir``, ``--seed``).
 
     Returns:
-        ``(settings, run or None, data, train)``: ``train`` the training split, or the
-        test split when the data has only that (the real MNIST test split).
+        ``(data, train)``: ``data`` the ``settings`` keys that name the data, ``train``
+        the training split, or the test split when the data has only that (the real
+        MNIST test split).
     """
-    args = flags.parse_args(build_parser(), argv)
     startup.import_tensorflow()
-    run = None if args.json else rundir.run_dir(args, "bench")
-    data = datasets.load(args, validation=0)
-    return args, run, data, data.train if data.train.num_examples else data.test
+    loaded = datasets.load(args, validation=0)
+    train = loaded.train if loaded.train.num_examples else loaded.test
+    data = {
+        "dataset": loaded.name,
+        "split": "train" if train is loaded.train else "test",
+        "examples": train.num_examples,
+    }
+    return data, importlib.import_module("experiments.bench.contenders").one_copy(train)
 
 
-def main(argv=None):
-    """Runs the benchmark; see ``--help``."""
-    args, run, data, train = start_with_tensorflow(argv)
+def time_rows(args):
+    """Times the rows ``--models`` names, one after the other in this process.
+
+    Args:
+        args: the bench's flags.
+
+    Returns:
+        The results as the JSON holds them (``machine`` aside), ``peak_rss_mib`` this
+        process's peak.
+    """
+    data, train = start_with_tensorflow(args)
     from zoo.training import precision  # after TensorFlow's start
 
     cpu_flags = precision.cpu_bf16_flags()
@@ -413,21 +439,8 @@ def main(argv=None):
         print(f"this CPU has none of {flags_wanted}: the bfloat16 goals do not apply")
     results = {
         "settings": {
-            "dataset": data.name,
-            "split": "train" if train is data.train else "test",
-            "examples": train.num_examples,
-            **{
-                flag: getattr(args, flag)
-                for flag in (
-                    "steps",
-                    "rounds",
-                    "warmup",
-                    "inter_op",
-                    "intra_op",
-                    "xla",
-                    "steps_per_run",
-                )
-            },
+            **data,
+            **{flag: getattr(args, flag) for flag in SETTINGS},
             "load_average_start": os.getloadavg(),
         },
     }
@@ -453,6 +466,58 @@ def main(argv=None):
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(table(results, cases(args)))
     print(bf16.report(results))
+    return results
+
+
+def rows_in_processes(argv, rows):
+    """Times each row in a process of its own (``--models ROW``, the other flags as
+    ``argv``), one after the other; returns their results merged as one process's.
+
+    ``peak_rss_mib`` is the largest row's, ``peak_rss_mib_per_row`` each row's; the
+    settings and machine are the first row's (the load average the merged run's at
+    its start); the top-level ``bf16`` is summed up again over every row.
+
+    Args:
+        argv: the run's flags, passed on to every row.
+        rows: the names of :data:`ROWS` to time, in that order.
+
+    Raises:
+        ZooError: a row's process failed (it printed why).
+    """
+    load_average = os.getloadavg()
+    merged, peaks = {}, {}
+    with tempfile.TemporaryDirectory(prefix="bench-rows-") as directory:
+        for row in rows:
+            path = os.path.join(directory, f"{row}.json")
+            command = [sys.executable, "-m", __spec__.name, *argv]  # this module's name
+            done = subprocess.run([*command, "--models", row, "--json", path], check=False)
+            if done.returncode:
+                raise ZooError(
+                    f"bench row {row}: expected exit status 0, found {done.returncode}; "
+                    f"see its output above, run it alone with --models {row}"
+                )
+            with open(path) as file:
+                results = json.load(file)
+            peaks[row] = results.pop("peak_rss_mib")
+            for key, value in results.items():  # the first row's settings and machine
+                merged.setdefault(key, value)
+    merged["settings"]["load_average_start"] = load_average
+    merged["bf16"] = bf16.summary(merged, merged.pop("bf16")["cpu_bf16_flags"])
+    merged["peak_rss_mib"] = max(peaks.values())
+    merged["peak_rss_mib_per_row"] = peaks
+    print(table(merged, [model for model in CASE_MODELS if model in merged]))
+    print("peak resident MiB per row:", ", ".join(f"{r} {p:.0f}" for r, p in peaks.items()))
+    return merged
+
+
+def main(argv=None):
+    """Runs the benchmark; see ``--help``. A run of several rows times each in a process
+    of its own (:func:`rows_in_processes`) and imports no TensorFlow itself."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = flags.parse_args(build_parser(), argv)
+    run = None if args.json else rundir.run_dir(args, "bench")
+    rows = [row for row in ROWS if row in args.models.split(",")]
+    results = rows_in_processes(argv, rows) if len(rows) > 1 else time_rows(args)
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
     return 0
 

@@ -3,6 +3,8 @@
 import json
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import tensorflow as tf
 
 from experiments.bench import canned, contenders, precision, rnn_siamese, tf1_layers
 from experiments.bench import speed as bench
-from experiments.harness import datasets
+from experiments.harness import datasets, flags, rundir
 from layers.errors import ZooError
 from tests.experiments import test_bench_lstm_lm
 from zoo.models.gan import trainable_under
@@ -139,10 +141,14 @@ SMOKED = [row for row in bench.ROWS if row not in ("gan", *OWN_TESTED)]
 
 @pytest.mark.slow
 def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_path):
+    """The rows timed in this one process, as a row's process times its row (a run gives
+    each row a process of its own: six starts of TensorFlow would double this test's
+    time; the run's merge of its rows is tested on its own, below)."""
     path = tmp_path / "bench.json"
-
     argv = ["--quick", *SMALLEST, "--models", ",".join(SMOKED)]
-    assert bench.main([*argv, "--data-dir", tiny_data_dir, "--json", str(path)]) == 0
+    args = flags.parse_args(bench.build_parser(), [*argv, "--data-dir", tiny_data_dir])
+
+    rundir.write_bench_results(None, bench.time_rows(args), path)
 
     results = json.loads(path.read_text())
     assert not {"gan", *OWN_TESTED} & set(results)  # rows --models leaves out
@@ -308,15 +314,116 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
     )
 
 
-def test_tf2_contenders_read_one_copy_of_the_data_until_released():
-    """Each TF2 contender once held its own 190 MB copy of the training images."""
+def test_one_copy_s_arrays_view_the_variables_every_tf2_pipeline_reads():
+    """Once four copies of the training images: numpy, the TF2 contenders' eager copy,
+    tf.data's copy of it when iterated, the graph's; now numpy views the eager copy."""
     from zoo.data.loaders import DataSet
 
     rng = np.random.default_rng(0)
-    train = DataSet(rng.random((16, 4), np.float32), np.eye(4, dtype=np.float32)[[0] * 16])
-    twice = [contenders.eager_batches(train, 4, seed) for seed in (0, 1)]
-    (copy,) = contenders._EAGER_COPIES.values()  # one copy for both pipelines
-    first = [next(iter(d))[0].numpy() for d in twice]
-    assert all(np.isin(rows, copy[2][0].numpy()).all() for rows in first)
-    contenders.release()
-    assert contenders._EAGER_COPIES == {}
+    loaded = DataSet(rng.random((16, 4), np.float32), np.eye(4, dtype=np.float32)[[0] * 16])
+    train = contenders.one_copy(loaded)
+    pipelines = [iter(contenders.eager_batches(train, 4, seed)) for seed in (0, 1)]
+    drawn = [next(pipeline)[0].numpy() for pipeline in pipelines for _ in range(5)]
+    contenders.release()  # between the cases of a row: the data stays
+
+    images, labels, variables = contenders._EAGER_COPIES[id(train.images)]
+    assert images is train.images and labels is train.labels
+    for array, variable in zip((images, labels), variables, strict=True):
+        assert np.shares_memory(array, np.asarray(variable.value()))
+    np.testing.assert_array_equal(train.images, loaded.images)
+    assert all(np.isin(rows, loaded.images).all() for rows in drawn)
+
+
+# A run of several rows, its row processes faked: each copies a row's results from the
+# directory argv[1] names; the run must import no TensorFlow (it prints what it did).
+PARENT = """
+import json, shutil, subprocess, sys
+from experiments.bench import speed
+
+real_run = subprocess.run
+
+def copy_row(command, **settings):
+    if command[1:3] != ["-m", "experiments.bench.speed"]:  # not a row: platform's
+        return real_run(command, **settings)
+    with open(sys.argv[1] + "/commands", "a") as log:
+        log.write(json.dumps(command) + "\\n")
+    shutil.copy(f"{sys.argv[1]}/{command[-3]}.json", command[-1])
+    return subprocess.CompletedProcess(command, 0)
+
+subprocess.run = copy_row
+speed.main(sys.argv[2:])
+print(sorted(name for name in ("tensorflow", "keras") if name in sys.modules))
+"""
+
+
+def row_results(peak, **models):
+    """A row process's JSON: ``models`` maps each model to its bf16 ratio_keras_best."""
+    results = {
+        "machine": {"devices": "CPU", "first": peak},
+        "settings": {"steps": 4, "load_average_start": [99.0, 99.0, 99.0]},
+        "bf16": {"cpu_bf16_flags": ["avx512_bf16"]},
+        "peak_rss_mib": peak,
+    }
+    for model, ratio in models.items():
+        bf16 = {"ratio_fp32": 1.0, "ratio_keras_best": ratio}
+        results[model] = {"bf16": bf16, "variants": {}}
+    return results
+
+
+def test_rows_run_in_processes_of_their_own_merged_as_one_without_tensorflow(
+    tmp_path, tiny_data_dir
+):
+    rows = {"autoencoder": row_results(900.0, autoencoder=1.5)}
+    rows["rnn_siamese"] = row_results(1200.0, rnn=1.1, siamese=1.3)
+    for row, results in rows.items():
+        (tmp_path / f"{row}.json").write_text(json.dumps(results))
+    merged_path = tmp_path / "bench.json"
+    argv = ["--quick", "--data-dir", tiny_data_dir, "--models", "rnn_siamese,autoencoder"]
+    argv += ["--json", str(merged_path)]
+
+    parent = subprocess.run(
+        [sys.executable, "-c", PARENT, str(tmp_path), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert parent.returncode == 0, parent.stderr
+    assert parent.stdout.splitlines()[-1] == "[]"  # neither TensorFlow nor Keras
+    commands = [
+        json.loads(line) for line in (tmp_path / "commands").read_text().splitlines()
+    ]
+    assert [c[-4:-1] for c in commands] == [  # the rows in ROWS order, argv passed on
+        ["--models", "autoencoder", "--json"],
+        ["--models", "rnn_siamese", "--json"],
+    ]
+    assert all(c[1:-4] == ["-m", "experiments.bench.speed", *argv] for c in commands)
+    merged = json.loads(merged_path.read_text())
+    assert merged["peak_rss_mib"] == 1200.0
+    assert merged["peak_rss_mib_per_row"] == {"autoencoder": 900.0, "rnn_siamese": 1200.0}
+    assert merged["machine"]["first"] == 900.0  # the first row's machine and settings
+    assert merged["settings"]["steps"] == 4
+    assert merged["settings"]["load_average_start"] != [99.0, 99.0, 99.0]  # the run's
+    goal = merged["bf16"]["goals"]["ratio_keras_best >= 1.2"]
+    assert goal == {
+        "asked_of": "every row",
+        "rows": {"autoencoder": 1.5, "rnn": 1.1, "siamese": 1.3},
+        "holds": False,
+    }
+    every_row = {**rows["autoencoder"], **rows["rnn_siamese"]}
+    for model in ("autoencoder", "rnn", "siamese"):
+        assert merged[model] == every_row[model]
+
+
+def test_a_failed_row_process_stops_the_run_naming_the_row(
+    tmp_path, tiny_data_dir, monkeypatch
+):
+    def failed(command, check):
+        return subprocess.CompletedProcess(command, 3)
+
+    monkeypatch.setattr(subprocess, "run", failed)
+    argv = ["--models", "mlp,canned", "--data-dir", tiny_data_dir]
+    with pytest.raises(
+        ZooError, match=r"bench row mlp: expected exit status 0, found 3; see its output"
+    ):
+        bench.main([*argv, "--json", str(tmp_path / "bench.json")])

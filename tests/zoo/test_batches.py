@@ -144,3 +144,18 @@ def test_batch_dataset_refuses_a_batch_larger_than_the_data():
         DataError, match=r"batch_dataset: expected batch_size to be an int in \[1, 4\]"
     ):
         batch_dataset(tf.constant(data.images), tf.constant(data.labels), 5)
+
+
+def test_batch_dataset_reads_a_variable_whole_so_a_numpy_view_still_shares_it():
+    """A sparse read (ResourceGather) would switch the variable to copy-on-read and copy
+    it away from the view: the bench's one copy of the data would become two."""
+    data = numbered(20)
+    images, labels = (tf.Variable(a, trainable=False) for a in (data.images, data.labels))
+    view = np.asarray(images.value())
+
+    batches = iter(batch_dataset(images, labels, 5))
+    drawn = [next(batches) for _ in range(6)]  # past an epoch
+
+    assert np.shares_memory(view, np.asarray(images.value()))
+    for batch_images, batch_labels in drawn:
+        np.testing.assert_array_equal(batch_images.numpy()[:, 0], batch_labels.numpy())

@@ -38,8 +38,11 @@ def batch_dataset(images, labels, batch_size, seed=0):
     """Returns an endless ``tf.data.Dataset`` of shuffled ``(images, labels)`` batches.
 
     Args:
-        images: tensor [n, ...] with n known statically.
-        labels: tensor [n, ...].
+        images: tensor or variable [n, ...] with n known statically. A variable is
+            read whole, then gathered: a sparse read would switch it to
+            copy-on-read, copying it away from any tensor or numpy view sharing
+            its buffer.
+        labels: tensor or variable [n, ...].
         batch_size: a positive int, at most n.
         seed: seed of the shuffling.
 
@@ -51,7 +54,7 @@ def batch_dataset(images, labels, batch_size, seed=0):
 
     @tf.autograph.experimental.do_not_convert
     def gather(index):
-        return tf.gather(images, index), tf.gather(labels, index)
+        return tuple(tf.gather(tf.convert_to_tensor(a), index) for a in (images, labels))
 
     return (
         tf.data.Dataset.range(n)
