@@ -139,23 +139,46 @@ def checkpointed_step(checkpoints):
     return int(text.split("\n")[0].rsplit("-", 1)[1].rstrip('"')) if text else 0
 
 
+# Each fault after a new checkpoint: (workers SIGKILLed, steps per session.run after it).
+KILLS = (((0, 1), 7), ((1,), 3), ((1,), 1))
+STRAGGLER_S = 2  # worker 1 stopped this long, well within the operation timeout
+
+
 @pytest.mark.slow
 def test_two_workers_on_half_batches_equal_one_process_even_killed_and_resumed(tmp_path):
-    """Both workers SIGKILLed mid-run after a checkpoint, started again with 7 steps per
-    session.run: every weight and every loss of the resumed steps as one process with
-    the workers' arithmetic (two shards; 5 steps per run: the runs' lengths change
-    nothing)."""
+    """Worker 1 stopped (SIGSTOP) 2 s, a straggler: both wait, then go on. Then both
+    workers SIGKILLed mid-run after a checkpoint, then worker 1 alone, twice (its peer
+    fails naming it): each time both start again from the last checkpoint, with another
+    K steps per session.run. The end: every weight and every loss of the last resumed
+    steps as one process with the workers' arithmetic (two shards; 5 steps per run: the
+    runs' lengths change nothing)."""
     checkpoints = tmp_path / "checkpoints"
-    workers = start_workers(tmp_path, checkpoints, steps_per_run=1)
-    deadline = time.monotonic() + 300
-    while not EVERY <= checkpointed_step(checkpoints) < STEPS:
-        assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
-        time.sleep(0.005)
-    for worker in workers:
-        worker.send_signal(signal.SIGKILL)
-    assert [w.wait() for w in workers] == [-signal.SIGKILL] * 2  # killed, not finished
-    resumed_from = checkpointed_step(checkpoints)
-    workers = start_workers(tmp_path, checkpoints, steps_per_run=7)
+    bound = {"operation_timeout": 30}  # a survivor never waits for a dead peer unbounded
+    workers, resumed_from = start_workers(tmp_path, checkpoints, 1, **bound), 0
+
+    def wait_for_a_checkpoint():
+        deadline = time.monotonic() + 300
+        while not resumed_from + EVERY <= checkpointed_step(checkpoints) < STEPS:
+            assert time.monotonic() < deadline and all(w.poll() is None for w in workers)
+            time.sleep(0.005)
+
+    wait_for_a_checkpoint()
+    workers[1].send_signal(signal.SIGSTOP)
+    time.sleep(0.5)  # a checkpoint of a step taken before the stop is written by now
+    stopped_at = checkpointed_step(checkpoints)
+    time.sleep(STRAGGLER_S)
+    assert all(w.poll() is None for w in workers)  # the other waits, nobody fails
+    assert checkpointed_step(checkpoints) == stopped_at  # no step without worker 1
+    workers[1].send_signal(signal.SIGCONT)
+    for killed, steps_per_run in KILLS:
+        wait_for_a_checkpoint()
+        for index in killed:
+            workers[index].send_signal(signal.SIGKILL)
+        codes = [w.wait(timeout=120) for w in workers]
+        assert [codes[i] for i in killed] == [-signal.SIGKILL] * len(killed)
+        assert all(code not in (0, None) for code in codes)  # the peer ends too, failed
+        resumed_from = checkpointed_step(checkpoints)
+        workers = start_workers(tmp_path, checkpoints, steps_per_run, **bound)
     assert [w.wait(timeout=300) for w in workers] == [0, 0]
     results = [np.load(tmp_path / f"w{i}.npz") for i in range(2)]
     reference = sync.one_process(
