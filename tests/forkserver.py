@@ -24,6 +24,7 @@ import pathlib
 import random
 import runpy
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -35,8 +36,9 @@ import time
 import traceback
 import types
 
+from experiments.harness import startup
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
-_CHOSEN = {"TF_CPP_MIN_LOG_LEVEL": "2", "SCOPE_ZOO_TF_LOG_LEVEL_CHOSEN": "1"}
 _HEADER = struct.Struct("!I")
 _server = None  # this test process's (process, socket path)
 
@@ -66,7 +68,7 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None,
                                 stderr=stderr, start_new_session=start_new_session,
                                 text=text)  # fmt: skip
     if "TF_CPP_MIN_LOG_LEVEL" not in env:  # the script would set it as it imports
-        env.update(_CHOSEN)
+        env.update(startup.CHOSEN_ENVIRONMENT)
     pipes = {name: os.pipe() for name, stream in (("stdout", stdout), ("stderr", stderr))
              if stream == subprocess.PIPE}  # fmt: skip
     given = {"stdin": stdin, "stdout": stdout, "stderr": stderr}
@@ -165,13 +167,15 @@ def _server_path():
     """The socket of this test process's server, started on first use."""
     global _server
     if _server is None or _server[0].poll() is not None:
-        path = os.path.join(tempfile.mkdtemp(prefix="forkserver-"), "socket")
-        env = {k: v for k, v in os.environ.items() if k not in (*_CHOSEN, "PYTHONPATH")}
-        env.pop("TF_USE_LEGACY_KERAS", None)
-        log = open(path + ".log", "wb")  # noqa: SIM115  (the server's own errors)
-        process = subprocess.Popen([sys.executable, "-m", "tests.forkserver", path],
-                                   cwd=REPO, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=log)  # fmt: skip
+        directory = tempfile.mkdtemp(prefix="forkserver-")
+        path = os.path.join(directory, "socket")
+        unset = (*startup.CHOSEN_ENVIRONMENT, "PYTHONPATH", "TF_USE_LEGACY_KERAS")
+        env = {k: v for k, v in os.environ.items() if k not in unset}
+        with open(path + ".log", "wb") as log:  # the server's own errors
+            process = subprocess.Popen([sys.executable, "-m", "tests.forkserver", path],
+                                       cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=log, stderr=log)  # fmt: skip
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
         atexit.register(process.kill)
         deadline = time.monotonic() + 120
         while not os.path.exists(path + ".ready"):
@@ -189,8 +193,6 @@ def _server_path():
 def serve(path):
     """Imports TensorFlow as the scripts do, then forks a child per connection and
     writes back its pid, later its exit status; ends when its parent does."""
-    from experiments.harness import startup
-
     startup.import_tensorflow()
     parent, base_path = os.getppid(), sys.path[1:]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

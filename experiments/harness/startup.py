@@ -19,6 +19,8 @@ import tempfile
 # "I0000 00:00:1795546832.903587    3377 port.cc:153] ..." and friends (INFO, WARNING).
 _LOG_LINE = re.compile(r"[IW]\d{4} [\d:. ]+\d+ [\w./-]+:\d+\] ")
 _CHOSEN_HERE = "SCOPE_ZOO_TF_LOG_LEVEL_CHOSEN"  # the level is ours, not the user's
+# What import_tensorflow sets for the rest of the run when it chooses the level.
+CHOSEN_ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "2", _CHOSEN_HERE: "1"}
 _STARTUP_LINES = (
     "WARNING: All log messages before absl::InitializeLog() is called",
     "To enable the following instructions:",
@@ -36,8 +38,7 @@ def import_tensorflow():
         import tensorflow
 
         return tensorflow
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    os.environ[_CHOSEN_HERE] = "1"
+    os.environ.update(CHOSEN_ENVIRONMENT)
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
