@@ -213,15 +213,15 @@ def compare_to_one_process(checkpoint_dir, build, optimizer, images, labels, bat
     """
     checkpoint = latest_tf_checkpoint(checkpoint_dir)
     reader = tf.train.load_checkpoint(checkpoint)
-    differences = {}
+    differences, references = {}, {}
     for name, shards in (("one_process", workers), ("whole_batch", 1)):
-        reference = one_process(
+        reference = references[name] = one_process(
             build, optimizer, images, labels, batch_size, steps,
             os.path.join(checkpoint_dir, INITIAL), steps_per_run, shards,
         )  # fmt: skip
         chief = {variable: reader.get_tensor(variable) for variable in reference.values}
         differences[name] = largest_difference(chief, reference.values)
-    return differences, reference
+    return differences, references["whole_batch"]
 
 
 def replicated_steps(strategy, build, optimizer, images, labels, batch_size):
