@@ -42,7 +42,7 @@ them): ``rnn``, the GRU's float32 contenders; ``rnn_bf16``, its bfloat16 contend
 with its float32 ``ours_xla``/``ours_no_xla`` timed again in their rounds (what
 ``ratio_fp32`` divides by, kept in the ``bf16`` entry as ``fp32``); ``siamese``,
 all of the siamese's. The GRU's 14 contenders alive at once held 2.2 GB (each
-compiled one 100-230 MiB), each of its two groups 1.7-1.8 (docs/benchmark.md).
+compiled one 95-235 MiB), each of its two groups 1.7-1.8 (docs/benchmark.md).
 Without ``--part`` (rows timed in one process, as the smoke test times them) each
 model's contenders run in one group, as before, and ``ratio_fp32`` divides by the
 row's own ``ours_best``.
