@@ -507,7 +507,8 @@ def in_processes(argv, runs, kind="row"):
 
     Args:
         argv: the run's flags, passed on to every process.
-        runs: ``{name: its own flags}`` (``--models ROW`` or ``--part PART``), in order.
+        runs: ``{name: its own flags}`` (``--models ROW``, ``--part PART`` besides), in
+            order.
         kind: ``"row"`` or ``"part"``, what ``runs`` names.
 
     Raises:
@@ -563,7 +564,7 @@ def main(argv=None):
     if len(rows) > 1:
         results = in_processes(argv, {row: ["--models", row] for row in rows})
     elif args.part is None and rows[0] in ROW_PARTS:
-        parts = {part: ["--part", part] for part in ROW_PARTS[rows[0]]}
+        parts = {part: ["--models", rows[0], "--part", part] for part in ROW_PARTS[rows[0]]}
         results = in_processes(argv, parts, "part")
     else:
         results = time_rows(args)

@@ -209,3 +209,18 @@ def test_a_part_of_another_row_is_refused_before_any_work(
     )
     with pytest.raises(ZooError, match=message):
         bench.main([*argv, "--json", str(tmp_path / "x.json")])
+
+
+def test_a_failed_part_stops_the_run_naming_how_to_run_it_alone(
+    tmp_path, tiny_data_dir, monkeypatch
+):
+    monkeypatch.setattr(
+        subprocess, "run", lambda command, check: types.SimpleNamespace(returncode=3)
+    )
+    argv = ["--models", "rnn_siamese", "--data-dir", tiny_data_dir]
+    message = (
+        r"bench part rnn: expected exit status 0, found 3; see its output above, run it "
+        r"alone with --models rnn_siamese --part rnn$"
+    )
+    with pytest.raises(ZooError, match=message):
+        bench.main([*argv, "--json", str(tmp_path / "bench.json")])
