@@ -176,7 +176,9 @@ def report(results):
     """Returns the bfloat16 lines of the bench's printout: a line per row, then the goals.
 
     Args:
-        results: the bench's results with the top-level ``bf16`` (:func:`summary`).
+        results: the bench's results with the top-level ``bf16`` (:func:`summary`); a
+            ``bf16`` entry timed apart from its row's float32 contenders holds the float32
+            tables of its own rounds as ``fp32`` (:mod:`experiments.bench.rnn_siamese`).
     """
     lines = [
         f"{POLICY:26}  ours fp32 ->    bf16 at its best     Keras bf16 at its best"
@@ -185,8 +187,9 @@ def report(results):
     for model, entry in timed_rows(results):
         for variant, timing in entry["variants"].items():
             row, speeds = timing["bf16"], timing["bf16"]["steps_per_s"]
+            fp32 = row.get("fp32", timing)["steps_per_s"]  # what ratio_fp32 divides by
             lines.append(
-                f"{model + '/' + variant:26}{timing['steps_per_s']['ours_best']:10.1f} -> "
+                f"{model + '/' + variant:26}{fp32['ours_best']:10.1f} -> "
                 f"{speeds['ours_best']:7.1f} {'(' + row['ours_best'] + ')':14}"
                 f"{speeds['keras_best']:7.1f} {'(' + row['keras_best'] + ')':23}| "
                 f"{row['ratio_fp32']:10.2f} {row['ratio_keras_best']:16.2f} |"

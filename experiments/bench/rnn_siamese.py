@@ -36,6 +36,17 @@ Contenders, each ``run(steps)``, timed in interleaved rounds by
 * the bfloat16 contenders of every row (:mod:`experiments.bench.precision`),
   reported in ``variants.shared.bf16``.
 
+A full run times the row in three parts, each in a process of its own
+(:data:`PARTS`, ``--part``; :func:`experiments.bench.speed.in_processes` merges
+them): ``rnn``, the GRU's float32 contenders; ``rnn_bf16``, its bfloat16 contenders
+with its float32 ``ours_xla``/``ours_no_xla`` timed again in their rounds (what
+``ratio_fp32`` divides by, kept in the ``bf16`` entry as ``fp32``); ``siamese``,
+all of the siamese's. The GRU's 14 contenders alive at once held 2.2 GB (each
+compiled one 95-235 MiB), each of its two groups 1.7-1.8 (docs/benchmark.md).
+Without ``--part`` (rows timed in one process, as the smoke test times them) each
+model's contenders run in one group, as before, and ``ratio_fp32`` divides by the
+row's own ``ours_best``.
+
 This module imports TensorFlow and Keras: the benchmark imports it after its
 flags are parsed.
 """
@@ -62,6 +73,13 @@ from zoo.training import precision
 LEARNING_RATE = 1e-3  # Adam's, as both experiments
 MARGIN = 1.0
 RATIOS = {"ratio_keras_best": "keras_best", "ratio_compute_limit": "compute_limit"}
+FLOAT32, BFLOAT16 = "float32", "bfloat16"
+# --part: {part: (model, the precisions of the contenders timed together)}
+PARTS = {
+    "rnn": ("rnn", (FLOAT32,)),
+    "rnn_bf16": ("rnn", (BFLOAT16,)),
+    "siamese": ("siamese", (FLOAT32, BFLOAT16)),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,28 +257,44 @@ def keras_fit(model, train, args, jit_compile, **settings):
 # --------------------------------------------------------------------------- timing
 
 
-def contenders(model, train, args):
+def groups(part, quick):
+    """Returns ``[(Model, precisions)]``: the contenders timed together, model by model.
+
+    Args:
+        part: a name of :data:`PARTS`, or None: every model, all its contenders at once.
+        quick: ``--quick``'s tiny models.
+    """
+    every = models(quick)
+    if part is None:
+        return [(model, (FLOAT32, BFLOAT16)) for model in every.values()]
+    name, precisions = PARTS[part]
+    return [(every[name], precisions)]
+
+
+def contenders(model, train, args, precisions=(FLOAT32, BFLOAT16)):
     """Returns ``({name: run(steps)}, {reference: the names it is the fastest of})``.
 
-    The bfloat16 contenders (:func:`experiments.bench.precision.contenders`) are
-    among them. ``--quick`` leaves out the compiled contenders (their compiles take
-    most of a smoke run's time).
+    Our float32 loops are always among them; ``precisions`` says whether the other
+    float32 contenders are (Keras, the compute limit), and the bfloat16 ones
+    (:func:`experiments.bench.precision.contenders`). ``--quick`` leaves out the
+    compiled contenders (their compiles take most of a smoke run's time).
     """
     compiled = (False,) if args.quick else (False, True)
     runs = {f"ours_{xla_suffix(xla)}": ours(model, train, args, xla) for xla in compiled}
-    for suffix, settings in model.keras_settings.items():
+    if FLOAT32 in precisions:
+        for suffix, settings in model.keras_settings.items():
+            for xla in compiled:
+                name = "keras_spe" + ("_xla" if xla else "") + suffix
+                runs[name] = keras_fit(model, train, args, xla, **settings)
         for xla in compiled:
-            name = "keras_spe" + ("_xla" if xla else "") + suffix
-            runs[name] = keras_fit(model, train, args, xla, **settings)
-    for xla in compiled:
-        runs[f"compute_limit_{xla_suffix(xla)}"] = ours(model, train, args, xla, True)
-    keras_fits = {
-        suffix: functools.partial(keras_fit, model, train, args, **settings)
-        for suffix, settings in model.keras_settings.items()
-    }
-    runs.update(
-        bf16.contenders(functools.partial(ours, model, train, args), keras_fits, args.quick)
-    )
+            runs[f"compute_limit_{xla_suffix(xla)}"] = ours(model, train, args, xla, True)
+    if BFLOAT16 in precisions:
+        keras_fits = {
+            suffix: functools.partial(keras_fit, model, train, args, **settings)
+            for suffix, settings in model.keras_settings.items()
+        }
+        ours_in = functools.partial(ours, model, train, args)
+        runs.update(bf16.contenders(ours_in, keras_fits, args.quick))
     best_of = {
         reference: [name for name in runs if name.startswith(prefix)]
         for reference, prefix in (
@@ -269,7 +303,8 @@ def contenders(model, train, args):
             ("compute_limit", "compute_limit_"),
         )
     }
-    return runs, {**best_of, **bf16.best_of(runs)}
+    best_of.update(bf16.best_of(runs))
+    return runs, {reference: names for reference, names in best_of.items() if names}
 
 
 def xla_suffix(xla):
@@ -278,34 +313,63 @@ def xla_suffix(xla):
 
 
 def bench(train, args, timed, ratios):
-    """Times :func:`models`; returns ``{model: results}`` shaped as the MLP's.
+    """Times :func:`groups`; returns ``{model: results}`` shaped as the MLP's
+    (``--part``: the keys of what it timed, :func:`model_results`).
 
     Args:
         train: the training :class:`zoo.data.DataSet`.
         args: the bench's flags (``--steps``, ``--rounds``, ``--warmup``,
-            ``--steps-per-run``, ``--seed``, threads).
+            ``--steps-per-run``, ``--seed``, threads, ``--part``).
         timed: :func:`experiments.bench.speed.timed`.
         ratios: :func:`experiments.bench.speed.ratios`.
     """
     results = {}
-    for model in models(args.quick).values():
-        print(f"{model.name} shared (batch {model.sizes.batch})...", flush=True)
+    for model, precisions in groups(args.part, args.quick):
+        kinds = " and ".join(precisions)
+        print(f"{model.name} shared, {kinds} (batch {model.sizes.batch})...", flush=True)
         steps = max(args.rounds, int(args.steps * model.steps_fraction))
-        best, timing = timed(*contenders(model, train, args), steps, args)
-        best, timing, mixed = bf16.split(best, timing)
-        variant = {**best, **timing, **ratios(timing), "bf16": mixed}
-        results[model.name] = {
-            "batch_size": model.sizes.batch,
-            **{key: variant[key] for key in RATIOS},
-            "bf16": bf16.worst([variant]),
-            "variants": {"shared": variant},
-        }
-        print(table_line(model.name, variant), flush=True)
+        best, timing = timed(*contenders(model, train, args, precisions), steps, args)
+        results[model.name] = model_results(model, best, timing, ratios, precisions)
+        print(table_line(model.name, results[model.name]), flush=True)
     return results
 
 
-def table_line(name, variant):
-    """Returns one line: each contender's best steps/s, then the two ratios."""
+def model_results(model, best, timing, ratios, precisions):
+    """Returns a model's results from the ``best, timing`` of contenders timed together.
+
+    Args:
+        model: the :class:`Model`.
+        best, timing: :func:`experiments.bench.speed.timed`'s.
+        ratios: :func:`experiments.bench.speed.ratios`.
+        precisions: those of the contenders (:func:`contenders`).
+
+    Returns:
+        Both precisions: the MLP's shape. Float32 alone: all but the ``bf16`` entries.
+        Bfloat16 alone: only those, the variant's with ``fp32``, the tables of the float32
+        loops of the same rounds (``ratio_fp32`` divides by their ``ours_best``).
+    """
+    mixed = None
+    if BFLOAT16 in precisions:
+        best, timing, mixed = bf16.split(best, timing)
+    if FLOAT32 not in precisions:
+        variant = {"bf16": {**mixed, "fp32": {**best, **timing}}}
+        return {"bf16": bf16.worst([variant]), "variants": {"shared": variant}}
+    variant = {**best, **timing, **ratios(timing)}
+    entry = {"batch_size": model.sizes.batch, **{key: variant[key] for key in RATIOS}}
+    if mixed is not None:
+        variant["bf16"] = mixed
+        entry["bf16"] = bf16.worst([variant])
+    return {**entry, "variants": {"shared": variant}}
+
+
+def table_line(name, entry):
+    """Returns one line of a model's results: each contender's best steps/s, then its
+    ratios (bfloat16 alone: those of its ``bf16`` entry)."""
+    variant = entry["variants"]["shared"]
+    if "steps_per_s" not in variant:
+        name, variant, keys = f"{name} {bf16.POLICY}", variant["bf16"], bf16.RATIOS
+    else:
+        keys = RATIOS
     speeds = ", ".join(f"{k} {v:.1f}" for k, v in variant["steps_per_s"].items())
-    ratios = ", ".join(f"{key} {variant[key]:.2f}" for key in RATIOS)
+    ratios = ", ".join(f"{key} {variant[key]:.2f}" for key in keys)
     return f"{name}, best steps/s: {speeds}; {ratios}"

@@ -53,14 +53,17 @@ TensorFlow's legacy cells, a process per side), :mod:`experiments.bench.estimato
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
 them in its ``bf16`` entry: :mod:`experiments.bench.precision`, whose ratio
-``ratio_fp32`` compares them with the row's own float32 ``ours_best``. The JSON's
+``ratio_fp32`` compares them with the row's own float32 ``ours_best`` (the GRU's part
+``rnn_bf16``: with the float32 loops timed in its rounds). The JSON's
 top-level ``bf16`` records the CPU's bfloat16 flags and which bfloat16 goals hold.
 
 Each row (``--models`` names them: :data:`ROWS`) runs in a process of its own,
 ``python -m experiments.bench.speed --models ROW`` with the other flags, so a row
 starts from a fresh process and its memory goes with it; the run merges the rows'
 results into one JSON (``peak_rss_mib``: the largest row's peak, each row's in
-``peak_rss_mib_per_row``) and imports no TensorFlow itself. Within a row, the
+``peak_rss_mib_per_row``) and imports no TensorFlow itself. A row of :data:`ROW_PARTS`
+(``rnn_siamese``, whose contenders alive at once held 2.2 GB) is timed the same way
+part by part (``--part``; ``peak_rss_mib_per_part``). Within a row, the
 contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
@@ -117,6 +120,9 @@ CASE_MODELS = ("autoencoder", "mlp", "gan")
 SETTINGS = ("steps", "rounds", "warmup", "inter_op", "intra_op", "xla", "steps_per_run")
 # What --models names: the models timed here, then each own bench by its module's name.
 ROWS = (*CASE_MODELS, *(module.rpartition(".")[2] for module in OWN_BENCHES))
+# Rows timed part by part, each part (--part) in a process of its own: its module's
+# bench times args.part alone (experiments.bench.rnn_siamese.PARTS).
+ROW_PARTS = {"rnn_siamese": ("rnn", "rnn_bf16", "siamese")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -331,6 +337,21 @@ def check_models(models):
     return None
 
 
+def parts_text():
+    """Returns :data:`ROW_PARTS` as ``--help`` and errors say it."""
+    return "; ".join(f"{row}: {', '.join(parts)}" for row, parts in ROW_PARTS.items())
+
+
+def check_part(args):
+    """Raises ZooError unless ``--part`` is a part of the one row ``--models`` names."""
+    if args.part is not None and args.part not in ROW_PARTS.get(args.models, ()):
+        raise ZooError(
+            f"--part: expected a part of the one row --models names ({parts_text()}), "
+            f"found --part {args.part} --models {args.models}; pass e.g. --models "
+            "rnn_siamese --part rnn, or no --part (a run times every part)"
+        )
+
+
 def check_rounds(args):
     """Raises ZooError unless ``--steps`` holds a step per round (``--quick``: 2 rounds).
 
@@ -392,8 +413,14 @@ def build_parser():
             default=0,
             help=f"session {kind}-op threads; 0, the default, lets TensorFlow choose",
         )
+    p.add_argument(
+        "--part",
+        help=f"time only this part of the row --models names ({parts_text()}; "
+        "default: every part, each in a process of its own, merged)",
+    )
     flags.add_json_flag(p)
     p.add_check(check_rounds)
+    p.add_check(check_part)
     return p
 
 
@@ -469,55 +496,78 @@ def time_rows(args):
     return results
 
 
-def rows_in_processes(argv, rows):
-    """Times each row in a process of its own (``--models ROW``, the other flags as
-    ``argv``), one after the other; returns their results merged as one process's.
+def in_processes(argv, runs, kind="row"):
+    """Times each row, or each part of one row, in a process of its own (``argv`` and
+    its flags), one after the other; returns their results merged as one process's.
 
-    ``peak_rss_mib`` is the largest row's, ``peak_rss_mib_per_row`` each row's; the
-    settings and machine are the first row's (the load average the merged run's at
-    its start); the top-level ``bf16`` is summed up again over every row.
+    ``peak_rss_mib`` is the largest process's, ``peak_rss_mib_per_{kind}`` each one's;
+    the results are merged key by key (:func:`merge`: the first process's settings and
+    machine, a row's entries from each of its parts); the load average is this run's at
+    its start; the top-level ``bf16`` is summed up again over every row.
 
     Args:
-        argv: the run's flags, passed on to every row.
-        rows: the names of :data:`ROWS` to time, in that order.
+        argv: the run's flags, passed on to every process.
+        runs: ``{name: its own flags}`` (``--models ROW``, ``--part PART`` besides), in
+            order.
+        kind: ``"row"`` or ``"part"``, what ``runs`` names.
 
     Raises:
-        ZooError: a row's process failed (it printed why).
+        ZooError: a process failed (it printed why).
     """
     load_average = os.getloadavg()
     merged, peaks = {}, {}
     with tempfile.TemporaryDirectory(prefix="bench-rows-") as directory:
-        for row in rows:
-            path = os.path.join(directory, f"{row}.json")
+        for name, own_flags in runs.items():
+            path = os.path.join(directory, f"{name}.json")
             command = [sys.executable, "-m", __spec__.name, *argv]  # this module's name
-            done = subprocess.run([*command, "--models", row, "--json", path], check=False)
+            done = subprocess.run([*command, *own_flags, "--json", path], check=False)
             if done.returncode:
                 raise ZooError(
-                    f"bench row {row}: expected exit status 0, found {done.returncode}; "
-                    f"see its output above, run it alone with --models {row}"
+                    f"bench {kind} {name}: expected exit status 0, found "
+                    f"{done.returncode}; see its output above, run it alone with "
+                    + " ".join(own_flags)
                 )
             with open(path) as file:
                 results = json.load(file)
-            peaks[row] = results.pop("peak_rss_mib")
-            for key, value in results.items():  # the first row's settings and machine
-                merged.setdefault(key, value)
+            peaks[name] = results.pop("peak_rss_mib")
+            merge(merged, results)
     merged["settings"]["load_average_start"] = load_average
     merged["bf16"] = bf16.summary(merged, merged.pop("bf16")["cpu_bf16_flags"])
     merged["peak_rss_mib"] = max(peaks.values())
-    merged["peak_rss_mib_per_row"] = peaks
-    print(table(merged, [model for model in CASE_MODELS if model in merged]))
-    print("peak resident MiB per row:", ", ".join(f"{r} {p:.0f}" for r, p in peaks.items()))
+    merged[f"peak_rss_mib_per_{kind}"] = peaks
+    models = [model for model in CASE_MODELS if model in merged]
+    if models:
+        print(table(merged, models))
+    each = ", ".join(f"{name} {peak:.0f}" for name, peak in peaks.items())
+    print(f"peak resident MiB per {kind}: {each}")
     return merged
+
+
+def merge(merged, results):
+    """Adds ``results`` to ``merged`` key by key, dicts within dicts too; where both
+    hold a value, ``merged``'s stays."""
+    for key, value in results.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merge(merged[key], value)
+        else:
+            merged.setdefault(key, value)
 
 
 def main(argv=None):
     """Runs the benchmark; see ``--help``. A run of several rows times each in a process
-    of its own (:func:`rows_in_processes`) and imports no TensorFlow itself."""
+    of its own, and a row of :data:`ROW_PARTS` each of its parts (:func:`in_processes`):
+    such a run imports no TensorFlow itself."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = flags.parse_args(build_parser(), argv)
     run = None if args.json else rundir.run_dir(args, "bench")
     rows = [row for row in ROWS if row in args.models.split(",")]
-    results = rows_in_processes(argv, rows) if len(rows) > 1 else time_rows(args)
+    if len(rows) > 1:
+        results = in_processes(argv, {row: ["--models", row] for row in rows})
+    elif args.part is None and rows[0] in ROW_PARTS:
+        parts = {part: ["--models", rows[0], "--part", part] for part in ROW_PARTS[rows[0]]}
+        results = in_processes(argv, parts, "part")
+    else:
+        results = time_rows(args)
     print(f"wrote {rundir.write_bench_results(run, results, args.json)}")
     return 0
 
