@@ -9,7 +9,10 @@ import_tensorflow`) and nothing else: no graph, no session, no eager context, so
 fork copies no TensorFlow runtime. The child then takes the command's environment,
 working directory, standard streams, session and ``sys.argv`` and runs it as
 ``python`` would (``-c CODE``, ``-m MODULE`` or a script path), exit status and signal
-deaths included.
+deaths included. A command that :meth:`zoo.parallel.loopback.PrivateNetwork.command`
+wrapped (a local cluster's task in its private network) is forked too: the child joins
+the network namespace (a forked child is single-threaded, as ``setns`` needs), then runs
+the inner command.
 
 What such a child cannot show, a test keeps a real ``subprocess``: what a script
 imports (``--help`` imports no TensorFlow), TensorFlow's start-up lines, another
@@ -18,6 +21,7 @@ imports (``--help`` imports no TensorFlow), TensorFlow's start-up lines, another
 """
 
 import atexit
+import functools
 import json
 import os
 import pathlib
@@ -37,6 +41,7 @@ import traceback
 import types
 
 from experiments.harness import startup
+from zoo.parallel import launcher, loopback
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 _HEADER = struct.Struct("!I")
@@ -50,10 +55,12 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None,
 
     Args:
         args: ``[sys.executable, "-c", code, ...]``, ``[sys.executable, "-m", module,
-            ...]`` or ``[sys.executable, script, ...]``.
+            ...]`` or ``[sys.executable, script, ...]``, or one of them wrapped by
+            ``PrivateNetwork.command``.
         env, cwd, start_new_session: as for ``subprocess.Popen``.
         stdin: None (this process's), ``subprocess.DEVNULL`` or an open file.
-        stdout, stderr: the same, or ``subprocess.PIPE`` (read through ``communicate``).
+        stdout, stderr: the same, or ``subprocess.PIPE`` (read through ``communicate``);
+            stderr also ``subprocess.STDOUT``.
         text: pipes in text mode.
 
     Returns:
@@ -63,7 +70,8 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None,
     """
     env = dict(os.environ if env is None else env)
     level = env.get("TF_CPP_MIN_LOG_LEVEL", "2")
-    if args[0] != sys.executable or level != "2" or "TF_USE_LEGACY_KERAS" in env:
+    network, command = _in_network(args)
+    if command[0] != sys.executable or level != "2" or "TF_USE_LEGACY_KERAS" in env:
         return subprocess.Popen(args, env=env, cwd=cwd, stdin=stdin, stdout=stdout,
                                 stderr=stderr, start_new_session=start_new_session,
                                 text=text)  # fmt: skip
@@ -73,8 +81,10 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None,
              if stream == subprocess.PIPE}  # fmt: skip
     given = {"stdin": stdin, "stdout": stdout, "stderr": stderr}
     given.update({name: write for name, (_, write) in pipes.items()})
-    streams = [_fd(given[name], default) for default, name in enumerate(given)]
-    request = {"argv": [str(a) for a in args[1:]], "env": env,
+    streams = [_fd(given["stdin"], 0), _fd(given["stdout"], 1)]
+    streams.append((streams[1][0], False) if stderr == subprocess.STDOUT
+                   else _fd(given["stderr"], 2))  # fmt: skip
+    request = {"argv": [str(a) for a in command[1:]], "env": env, "network": network,
                "cwd": str(cwd or os.getcwd()), "session": start_new_session}  # fmt: skip
     payload = json.dumps(request).encode()
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -87,6 +97,40 @@ def popen(args, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None,
     mode = "r" if text else "rb"
     readers = {name: os.fdopen(read, mode) for name, (read, _) in pipes.items()}
     return Forked(args, connection, **readers)
+
+
+def fork_cluster_tasks(monkeypatch):
+    """Makes each ``LocalCluster`` the test makes through ``zoo.parallel.launcher``
+    (``experiments.ps``'s launcher, run in the test's process) start its tasks with
+    :func:`popen`."""
+    forked = functools.partial(launcher.LocalCluster, popen=popen)
+    monkeypatch.setattr(launcher, "LocalCluster", forked)
+
+
+def processes_naming(path):
+    """Pids of the live processes but this one whose command line or open files name
+    ``path`` (a forked child's command line is the server's; its log names the run)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                names = [f.read().decode(errors="replace")]
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # gone meanwhile
+            continue
+        names += [_target(f"/proc/{pid}/fd/{fd}") for fd in fds]
+        if alive and int(pid) != os.getpid() and any(str(path) in n for n in names):
+            found.append(int(pid))
+    return found
+
+
+def _target(link):
+    try:
+        return os.readlink(link)
+    except OSError:  # closed meanwhile
+        return ""
 
 
 class Forked:
@@ -145,6 +189,14 @@ class Forked:
         self.returncode = int(self._lines.readline())
         self._lines.close()
         self._connection.close()
+
+
+def _in_network(args):
+    """``(holder pid, command)`` of a command ``PrivateNetwork.command`` wrapped,
+    ``(None, args)`` of any other."""
+    if list(args[:4]) == [sys.executable, "-I", loopback.__file__, "join"]:
+        return int(args[4]), args[6:]
+    return None, args
 
 
 def _fd(stream, default):
@@ -247,6 +299,8 @@ def _child(request, fds, base_path):
     """Becomes the requested ``python ARGV`` process; never returns."""
     code = 0
     try:
+        if request["network"]:
+            loopback.join_namespace(request["network"])
         if request["session"]:
             os.setsid()
         for target, fd in enumerate(fds):

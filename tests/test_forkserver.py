@@ -1,5 +1,6 @@
 """A child of tests/forkserver.py is what ``python`` would have been: same output, status,
-argv, working directory, environment and ``sys.path``; signal deaths; TensorFlow works."""
+argv, working directory, environment and ``sys.path``; signal deaths; TensorFlow works; a
+local cluster's task joins its private network and ends with its launcher."""
 
 import os
 import signal
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from tests import forkserver
+from zoo.parallel.loopback import PrivateNetwork
 
 PROBE = "import os, sys; print(sys.argv, os.getcwd(), os.environ['PROBE'], sys.path[0])"
 PROGRAMS = {
@@ -55,3 +57,44 @@ def test_an_environment_the_server_cannot_give_runs_in_a_real_process():
     process = forkserver.popen([sys.executable, "-c", "pass"], env=env)
     assert isinstance(process, subprocess.Popen)
     assert process.wait(60) == 0
+
+
+def test_a_task_wrapped_for_a_private_network_is_forked_into_it():
+    code = (
+        "import os; print(os.readlink('/proc/self/ns/net'))\n"
+        "print(open('/proc/net/dev').read())"
+    )
+    network = PrivateNetwork()
+    try:
+        wrapped = network.command([sys.executable, "-c", code])
+        child = forkserver.popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert isinstance(child, forkserver.Forked)
+        out, _ = child.communicate(timeout=60)
+        holders = os.readlink(f"/proc/{network.pid}/ns/net")
+    finally:
+        network.close()
+    namespace, _, _, *interfaces = out.decode().split("\n")
+    assert child.returncode == 0
+    assert namespace == holders != os.readlink("/proc/self/ns/net")
+    assert [line.split(":")[0].strip() for line in interfaces if line] == ["lo"]
+
+
+def test_a_forked_task_ends_when_its_launcher_does_not_when_its_parent_does():
+    launcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    code = (
+        "import sys, time; from zoo.parallel import distributed\n"
+        "distributed.exit_with_parent(int(sys.argv[1]), grace_s=30); time.sleep(60)"
+    )
+    task = forkserver.popen([sys.executable, "-c", code, str(launcher.pid)])
+    try:
+        with open(f"/proc/{task.pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        assert isinstance(task, forkserver.Forked) and parent != launcher.pid
+        with pytest.raises(subprocess.TimeoutExpired):
+            task.wait(2)  # its parent, the server, is not the launcher: it runs on
+        launcher.kill()
+        launcher.wait()
+        assert task.wait(30) == -signal.SIGTERM
+    finally:
+        launcher.kill()
+        task.kill()

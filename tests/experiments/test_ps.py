@@ -26,6 +26,12 @@ from zoo.parallel import cluster_spec
 WAIT_S = 240  # bound of every wait on the cluster: never a hang, however loaded the machine
 
 
+@pytest.fixture(autouse=True)
+def forked_tasks(monkeypatch):
+    """The tasks of a launcher run here (ps.main) forked from the test's fork server."""
+    forkserver.fork_cluster_tasks(monkeypatch)
+
+
 def wait_for(condition, what, timeout=WAIT_S):
     deadline = time.monotonic() + timeout
     while not condition():
@@ -53,19 +59,6 @@ def running(pid):
 def cluster_pids(out):
     with open(out / "cluster.json") as f:
         return json.load(f)["pids"]
-
-
-def processes_of(out):
-    """Pids of the processes whose command line names the run directory ``out``."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(out).encode() in f.read() and running(pid):
-                    pids.append(int(pid))
-        except OSError:
-            pass
-    return pids
 
 
 def tcp_listening(pid="self"):
@@ -105,7 +98,7 @@ def ports_of(out):
 def assert_nothing_left(out, pids):
     """Every task (and the namespace holder) gone; no port of the cluster listening."""
     wait_for(lambda: not any(running(p) for p in pids), "the tasks to exit")
-    assert processes_of(out) == []
+    assert forkserver.processes_naming(out) == []
     assert not set(ports_of(out)) & {port for _, _, port in tcp_listening()}
 
 

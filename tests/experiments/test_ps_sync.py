@@ -13,9 +13,16 @@ import pytest
 from experiments import ps
 from experiments.harness import classifiers, cluster
 from layers import ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec
 
 WAIT_S = 240
+
+
+@pytest.fixture(autouse=True)
+def forked_tasks(monkeypatch):
+    """The tasks of a launcher run here (ps.main) forked from the test's fork server."""
+    forkserver.fork_cluster_tasks(monkeypatch)
 
 
 @pytest.mark.slow

@@ -23,6 +23,7 @@ import pytest
 import tensorflow as tf
 
 from layers import ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec, partitioned
 from zoo.parallel.launcher import STOP_GRACE_S, LocalCluster
 from zoo.parallel.loopback import PrivateNetwork
@@ -115,7 +116,9 @@ class Story:
         self.directory = directory
         self.jobs = cluster_spec.local_cluster(2, ps=2)
         self.network = PrivateNetwork()
-        self.cluster = LocalCluster(self.command, directory, self.jobs, self.network)
+        self.cluster = LocalCluster(
+            self.command, directory, self.jobs, self.network, popen=forkserver.popen
+        )
         self.caught, self.failure = [], []
         self.supervisor = threading.Thread(target=self.supervise)
 
@@ -288,22 +291,6 @@ FAULTS = {
 }
 
 
-def children_naming(directory):
-    """Pids of live processes whose command line names ``directory``."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                named = directory.encode() in f.read()
-            with open(f"/proc/{pid}/stat") as f:
-                alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
-        except OSError:
-            continue
-        if named and alive:
-            found.append(int(pid))
-    return found
-
-
 @pytest.fixture(scope="module")
 def story(tmp_path_factory):
     """The cluster's run through :data:`FAULTS`, in order: ``{fault: its record}``,
@@ -329,7 +316,7 @@ def story(tmp_path_factory):
         total_s=time.monotonic() - start,
         cluster=story.jobs,
         restarts=story.cluster.restarts,
-        left=children_naming(story.directory),
+        left=forkserver.processes_naming(story.directory),
         holder=story.network.holder.poll(),
         checkpoint=tf.train.latest_checkpoint(os.path.join(story.directory, "ckpt")),
     )  # fmt: skip

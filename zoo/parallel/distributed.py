@@ -26,6 +26,7 @@ Usage::
 import contextlib
 import math
 import os
+import select
 import signal
 import socket
 import threading
@@ -525,21 +526,38 @@ def _interrupted(index, signum, checkpoint_dir):
 
 
 def exit_with_parent(parent, grace_s, poll=0.5):
-    """Ends this process when process ``parent`` is no longer its parent.
+    """Ends this process when process ``parent`` (its launcher) has ended.
 
-    A daemon thread polls ``os.getppid()``; once the parent is gone it sends
-    this process SIGTERM (a worker stops after its step, the chief checkpoints)
-    and, if the process is still there ``grace_s`` seconds later, exits at once.
+    A daemon thread waits for the launcher's end: on Linux on a pidfd of the
+    launcher itself, whatever started this process (the launcher, a fork server,
+    a wrapper); elsewhere by polling ``os.getppid()``, for a child of the
+    launcher. Once the launcher is gone (already at this call too) it sends this
+    process SIGTERM (a worker stops after its step, the chief checkpoints) and,
+    if the process is still there ``grace_s`` seconds later, exits at once.
 
     Args:
-        parent: the pid of the parent (the launcher) at start.
+        parent: the pid of the launcher at start.
         grace_s: seconds between the SIGTERM and the hard exit.
-        poll: seconds between checks.
+        poll: seconds between checks where there is no pidfd.
     """
+    if hasattr(os, "pidfd_open"):
+        try:  # the launcher now: not a later process that gets its pid
+            launcher = [os.pidfd_open(parent)]
+        except ProcessLookupError:
+            launcher = []
+
+        def wait():
+            if launcher:
+                select.select(launcher, [], [])  # readable once the launcher exits
+
+    else:
+
+        def wait():
+            while os.getppid() == parent:
+                time.sleep(poll)
 
     def watch():
-        while os.getppid() == parent:
-            time.sleep(poll)
+        wait()
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(grace_s)
         os._exit(128 + signal.SIGTERM)

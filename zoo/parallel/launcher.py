@@ -41,15 +41,19 @@ class LocalCluster:
         jobs: the tasks, ``{job: [address]}`` (:mod:`zoo.parallel.cluster_spec`).
         network: the :class:`zoo.parallel.loopback.PrivateNetwork` the tasks run
             in, or None (the machine's network).
+        popen: how a task process is started, with ``subprocess.Popen``'s
+            signature (``popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)``,
+            returning an object with ``pid``, ``poll``, ``wait``, ``terminate``
+            and ``kill``); ``subprocess.Popen`` by default.
 
     Attributes:
         jobs: as given.
         restarts: ``{task name: times restarted}``.
     """
 
-    def __init__(self, command, directory, jobs, network=None):
-        self.command, self.directory, self.jobs, self.network = (
-            command, directory, jobs, network,
+    def __init__(self, command, directory, jobs, network=None, popen=subprocess.Popen):
+        self.command, self.directory, self.jobs, self.network, self.popen = (
+            command, directory, jobs, network, popen,
         )  # fmt: skip
         self.processes = {}
         self.restarts = {}
@@ -60,7 +64,7 @@ class LocalCluster:
         name = f"{job}-{index}"
         argv = self.command(job, index)
         with open(self.log(name), "a") as log:
-            self.processes[name] = subprocess.Popen(
+            self.processes[name] = self.popen(
                 self.network.command(argv) if self.network else argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
