@@ -36,7 +36,7 @@ from layers.errors import ZooError
 from layers.normalization import batch_statistics
 from zoo.parallel.cluster_spec import check_split, split_address
 from zoo.parallel.distributed import grpc_answers
-from zoo.parallel.towers import largest_difference
+from zoo.parallel.towers import largest_difference, split_batch_moments
 from zoo.training.checkpoints import latest_tf_checkpoint, tf_checkpoint_step
 
 v1 = tf.compat.v1
@@ -412,13 +412,12 @@ def cross_worker_moments(inputs, axes):
     shares = context.num_replicas_in_sync  # each of the same size (replicated_steps)
     examples = tf.reduce_prod(tf.gather(tf.shape(inputs), axes)) * shares
 
-    def whole_batch_mean(values):
-        total = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.reduce_sum(values, axes))
+    def whole_batch_mean(part_sum):
+        total = context.all_reduce(tf.distribute.ReduceOp.SUM, part_sum)
         return total / tf.cast(examples, inputs.dtype)
 
-    mean = whole_batch_mean(inputs)
-    squares = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
-    return mean, whole_batch_mean(squares)
+    mean = whole_batch_mean(tf.reduce_sum(inputs, axes, keepdims=True))
+    return split_batch_moments(inputs, axes, mean, whole_batch_mean)
 
 
 def first_worker_writes(next_creator, **kwargs):

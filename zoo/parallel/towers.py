@@ -459,27 +459,39 @@ class _Lockstep:
         return [tf.add_n(list(same)) for same in zip(*parts, strict=True)]
 
     def _moments(self, tower):
-        """Returns tower ``tower``'s ``moments(inputs, axes)`` over all towers' inputs.
-
-        Two rounds, as ``tf.nn.moments``: the mean of all towers' inputs, then the
-        mean squared difference from it (the mean under ``stop_gradient``).
-        """
+        """Returns tower ``tower``'s ``moments(inputs, axes)`` over all towers' inputs
+        (:func:`split_batch_moments`; the towers' counts summed, towers may differ)."""
 
         def moments(inputs, axes):
-            shape = tf.shape(inputs)
-            count = tf.reduce_prod(tf.gather(shape, axes))
-            total, n = self.all_sum(
-                tower,
-                [tf.reduce_sum(inputs, axes, keepdims=True), tf.cast(count, inputs.dtype)],
+            count = tf.reduce_prod(tf.gather(tf.shape(inputs), axes))
+            total, n = self.all_sum(tower, [tf.reduce_sum(inputs, axes, keepdims=True),
+                                            tf.cast(count, inputs.dtype)])  # fmt: skip
+            return split_batch_moments(
+                inputs, axes, total / n, lambda part: self.all_sum(tower, [part])[0] / n
             )
-            mean = total / n
-            deviations = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
-            (squares,) = self.all_sum(
-                tower, [tf.reduce_sum(deviations, axes, keepdims=True)]
-            )
-            return tf.squeeze(mean, axes), tf.squeeze(squares / n, axes)
 
         return moments
+
+
+def split_batch_moments(inputs, axes, mean, whole_batch_mean):
+    """``tf.nn.moments`` of a batch built in parts (towers, synchronous workers), as
+    ``tf.nn.moments`` computes it: the mean of every part's inputs, then the mean
+    squared difference from it (the mean under ``stop_gradient``).
+
+    Args:
+        inputs: this part's activations.
+        axes: the axes to reduce (all but the features).
+        mean: the whole batch's mean, ``keepdims`` shaped.
+        whole_batch_mean: ``part_sum -> the whole batch's mean``: this part's sum
+            over ``axes`` (``keepdims``) summed over every part, divided by the
+            whole batch's count.
+
+    Returns:
+        ``(mean, variance)``, the variance biased; gradients flow through both sums.
+    """
+    deviations = tf.math.squared_difference(inputs, tf.stop_gradient(mean))
+    variance = whole_batch_mean(tf.reduce_sum(deviations, axes, keepdims=True))
+    return tf.squeeze(mean, axes), tf.squeeze(variance, axes)
 
 
 def _with_tower(err, tower):
