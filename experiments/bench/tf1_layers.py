@@ -13,8 +13,8 @@ one batch held in the graph (28x28x1 images, fixed seed):
   layer with an L2 ``kernel_regularizer``, dropout, a dense read-out; the loss adds
   ``get_regularization_loss()``), momentum SGD, batch ``--batch-size``.
 
-Each program runs on two sides, a worker subprocess each
-(``python -m experiments.bench.tf1_layers --worker SIDE PROGRAM BATCH``):
+Each program runs on two sides, a worker subprocess per side that holds every program
+it runs (``python -m experiments.bench.tf1_layers --worker SIDE PROGRAM=BATCH ...``):
 ``ours``, ``tf.compat.v1.layers`` after ``zoo.compat.install()`` (:mod:`layers.tf1`);
 ``tf_keras``, TensorFlow's own legacy layers under ``TF_USE_LEGACY_KERAS=1``. The
 parent times them in interleaved rounds (:func:`experiments.bench.speed.timed`):
@@ -29,6 +29,7 @@ machine changes.
 """
 
 import collections
+import functools
 import json
 import os
 import pathlib
@@ -186,11 +187,13 @@ def executed_ops(session, train):
     return sum(n.node_name != "_SOURCE" for n in nodes)
 
 
-def worker(side, program, batch):
-    """Builds ``program`` on ``side``'s layers; then answers lines of stdin.
+def worker(side, programs):
+    """Builds each of ``programs`` (``{program: batch}``) on ``side``'s layers, each in
+    a graph and session of its own; then answers lines of stdin.
 
-    It prints its graph's counts as one JSON line; then for each line ``N`` runs
-    N steps and prints ``{"wall": seconds, "cpu": seconds}``; it ends at EOF.
+    It prints ``{program: its graph's counts}`` as one JSON line; then for each line
+    ``PROGRAM N`` runs N steps of it and prints ``{"wall": seconds, "cpu": seconds}``;
+    it ends at EOF.
     """
     import tensorflow as tf  # noqa: PLC0415  (after the side's environment)
 
@@ -201,23 +204,32 @@ def worker(side, program, batch):
 
         zoo.compat.install()
     v1 = tf.compat.v1
-    images = np.random.default_rng(0).random((batch, SIDE, SIDE, 1), np.float32)
-    graph = tf.Graph()
-    with graph.as_default():
-        v1.set_random_seed(0)
-        train = PROGRAMS[program](v1.layers, tf.constant(2 * images - 1), SIDES[side][1])
-        init = v1.global_variables_initializer()
-    graph.finalize()
-    session = v1.Session(graph=graph)
-    session.run(init)
-    step = session.make_callable(train)
-    counts = graph_counts(step_ops(train))
-    counts["executed_ops"] = executed_ops(session, train)
-    print(json.dumps({"layers": v1.layers.dense.__module__, **counts}))
+    steps, counts = {}, {}
+    for program, batch in programs.items():
+        images = np.random.default_rng(0).random((batch, SIDE, SIDE, 1), np.float32)
+        graph = tf.Graph()
+        with graph.as_default():
+            v1.set_random_seed(0)
+            train = PROGRAMS[program](
+                v1.layers, tf.constant(2 * images - 1), SIDES[side][1]
+            )
+            init = v1.global_variables_initializer()
+        graph.finalize()
+        session = v1.Session(graph=graph)
+        session.run(init)
+        steps[program] = session.make_callable(train)
+        counts[program] = {
+            "layers": v1.layers.dense.__module__,
+            **graph_counts(step_ops(train)),
+            "executed_ops": executed_ops(session, train),
+        }
+    print(json.dumps(counts))
     sys.stdout.flush()
     for line in sys.stdin:
+        program, n = line.split()
+        step = steps[program]
         start_wall, start_cpu = time.perf_counter(), time.process_time()
-        for _ in range(int(line)):
+        for _ in range(int(n)):
             step()
         wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
         print(json.dumps({"wall": wall, "cpu": cpu}), flush=True)
@@ -227,13 +239,15 @@ def worker(side, program, batch):
 
 
 class Worker:
-    """A worker subprocess of one side and program; ``run(steps)`` times steps there.
+    """A worker subprocess of one side, holding its programs (``{program: batch}``);
+    ``run(program, steps)`` times steps there.
 
-    It starts building at once; :meth:`ready` waits for its graph's counts.
+    It starts building at once; :meth:`ready` waits for its graphs' counts.
     """
 
-    def __init__(self, side, program, batch):
-        command = [sys.executable, "-m", __name__, "--worker", side, program, str(batch)]
+    def __init__(self, side, programs):
+        pairs = [f"{program}={batch}" for program, batch in programs.items()]
+        command = [sys.executable, "-m", __name__, "--worker", side, *pairs]
         env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         self.process = subprocess.Popen(
@@ -244,12 +258,12 @@ class Worker:
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.name = f"{side} {program}"
+        self.name = side
         self.counts = None
-        self.cpu_per_step = []
+        self.cpu_per_step = {program: [] for program in programs}
 
     def ready(self):
-        """Waits until the worker has built its program; notes its graph's counts."""
+        """Waits until the worker has built its programs; notes their graphs' counts."""
         self.counts = self._answer()
 
     def _answer(self):
@@ -261,12 +275,12 @@ class Worker:
             )
         return json.loads(line)
 
-    def run(self, steps):
-        """Runs ``steps`` steps in the worker; notes its CPU time per step."""
-        self.process.stdin.write(f"{steps}\n")
+    def run(self, program, steps):
+        """Runs ``steps`` steps of ``program``; notes its CPU time per step."""
+        self.process.stdin.write(f"{program} {steps}\n")
         self.process.stdin.flush()
         answer = self._answer()
-        self.cpu_per_step.append(1e3 * answer["cpu"] / max(steps, 1))
+        self.cpu_per_step[program].append(1e3 * answer["cpu"] / max(steps, 1))
 
     def close(self):
         self.process.stdin.close()
@@ -275,6 +289,8 @@ class Worker:
 
 def bench(train, args, timed, ratios):
     """Times both sides of each program; returns ``{"tf1_layers": {...}}`` for the JSON.
+
+    One worker per side holds every program that side runs (:data:`PROGRAM_SIDES`).
 
     Args:
         train: unused (the programs hold a batch of their own).
@@ -287,47 +303,62 @@ def bench(train, args, timed, ratios):
     one_step = types.SimpleNamespace(
         rounds=args.rounds, warmup=args.warmup, steps_per_run=1
     )
-    result = {}
+    batches = {"dcgan": DCGAN_BATCH, "cnn": args.batch_size}
+    plan = {side: {} for side in SIDES}
     for program, sides in PROGRAM_SIDES.items():
-        batch = DCGAN_BATCH if program == "dcgan" else args.batch_size
-        print(f"tf1_layers {program}...", flush=True)
-        workers = {side: Worker(side, program, batch) for side in sides}
-        try:
-            for w in workers.values():
-                w.ready()
+        for side in sides:
+            plan[side][program] = batches[program]
+    result = {}
+    print("tf1_layers: building...", flush=True)
+    workers = {side: Worker(side, programs) for side, programs in plan.items()}
+    try:
+        for w in workers.values():
+            w.ready()
+        for program, sides in PROGRAM_SIDES.items():
+            print(f"tf1_layers {program}...", flush=True)
+            runs = {side: functools.partial(workers[side].run, program) for side in sides}
             steps = max(args.rounds, args.steps // 8)
-            _, timing = timed({s: w.run for s, w in workers.items()}, {}, steps, one_step)
-        finally:
-            for w in workers.values():
-                w.close()
-        speeds = timing["steps_per_s"]
-        cpu = {
-            s: statistics.median(w.cpu_per_step[-args.rounds :]) for s, w in workers.items()
-        }
-        result[program] = {
-            "batch_size": batch,
-            "steps_per_s": speeds,
-            "median_steps_per_s": timing["median_steps_per_s"],
-            "cpu_ms_per_step": cpu,
-            **{
-                f"ratio{side.removeprefix('tf_keras')}": speeds["ours"] / speeds[side]
-                for side in workers
-                if side != "ours"
-            },
-            "cpu_ratio": cpu["tf_keras"] / cpu["ours"],
-            "graph": {side: w.counts for side, w in workers.items()},
-        }
-        print(
-            f"tf1_layers {program}: ratio {result[program]['ratio']:.2f}, step ops "
-            f"{workers['ours'].counts['step_ops']} ours vs "
-            f"{workers['tf_keras'].counts['step_ops']} tf_keras, executed "
-            f"{workers['ours'].counts['executed_ops']} vs "
-            f"{workers['tf_keras'].counts['executed_ops']}",
-            flush=True,
-        )
+            _, timing = timed(runs, {}, steps, one_step)
+            timed_workers = {side: workers[side] for side in sides}
+            result[program] = program_result(
+                program, batches[program], timing, timed_workers, args.rounds
+            )
+    finally:
+        for w in workers.values():
+            w.close()
     return {"tf1_layers": result}
+
+
+def program_result(program, batch, timing, workers, rounds):
+    """One program's entry of the JSON, from its timing and its sides' workers."""
+    speeds = timing["steps_per_s"]
+    cpu = {
+        s: statistics.median(w.cpu_per_step[program][-rounds:]) for s, w in workers.items()
+    }
+    counts = {side: w.counts[program] for side, w in workers.items()}
+    print(
+        f"tf1_layers {program}: ratio {speeds['ours'] / speeds['tf_keras']:.2f}, step ops "
+        f"{counts['ours']['step_ops']} ours vs {counts['tf_keras']['step_ops']} tf_keras, "
+        f"executed {counts['ours']['executed_ops']} vs "
+        f"{counts['tf_keras']['executed_ops']}",
+        flush=True,
+    )
+    return {
+        "batch_size": batch,
+        "steps_per_s": speeds,
+        "median_steps_per_s": timing["median_steps_per_s"],
+        "cpu_ms_per_step": cpu,
+        **{
+            f"ratio{side.removeprefix('tf_keras')}": speeds["ours"] / speeds[side]
+            for side in workers
+            if side != "ours"
+        },
+        "cpu_ratio": cpu["tf_keras"] / cpu["ours"],
+        "graph": counts,
+    }
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        pairs = (pair.split("=") for pair in sys.argv[3:])
+        worker(sys.argv[2], {program: int(batch) for program, batch in pairs})

@@ -110,6 +110,8 @@ def test_importing_layers_and_zoo_changes_nothing():
         "import sys, zoo, zoo.compat, layers\n"
         "assert 'tensorflow' not in sys.modules\n"
         "import tensorflow as tf\n"
+        "assert tf.executing_eagerly()\n"
+        "assert 'tensorflow_datasets' not in sys.modules\n"
         "from tensorflow.python.framework import ops\n"
         "assert not hasattr(ops, 'Tensor')\n"
         "try:\n"

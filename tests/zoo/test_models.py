@@ -294,18 +294,6 @@ def test_builders_import_shared_parts_from_one_module_never_from_a_sibling():
     assert zoo.models.Autoencoder is zoo.models.parts.Autoencoder is zoo.Autoencoder
 
 
-def test_import_leaves_tensorflow_alone():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, tensorflow as tf, layers, zoo\n"
-        "assert tf.executing_eagerly()\n"
-        "assert 'tensorflow_datasets' not in sys.modules\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 @pytest.mark.slow
 def test_mlp_learns_real_mnist(graph, mnist_test_dir):
     """Trained on 8,000 real test digits, >= 0.90 accuracy on the other 2,000."""
