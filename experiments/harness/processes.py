@@ -1,12 +1,13 @@
 """Tasks (a run per seed...) in worker processes, SIGINT/SIGTERM passed on to them once.
 
-Each task runs ``function(*task)`` in a spawned worker of its own; the workers
-leave the terminal's process group, so a Ctrl-C reaches this process alone,
-which passes it on: each running task stops as on a signal of its own (its
-training loop checkpoints and raises RunInterrupted) the next time it calls
-:func:`stop_if_asked`, and tasks not started yet are skipped. Importing this
-module imports no TensorFlow; where the parent started it quietly
-(:mod:`experiments.harness.startup`), each worker starts it the same way first.
+Each task runs ``function(*task)`` in a worker of its own, forked from a server
+that started TensorFlow once (multiprocessing's "forkserver": no start of its own
+per task); the workers leave the terminal's process group, so a Ctrl-C reaches
+this process alone, which passes it on: each running task stops as on a signal of
+its own (its training loop checkpoints and raises RunInterrupted) the next time it
+calls :func:`stop_if_asked`, and tasks not started yet are skipped. Importing this
+module imports no TensorFlow; the server starts it as the parent did, quietly unless
+the user chose a log level (:mod:`experiments.harness.startup`).
 
 Usage::
 
@@ -24,7 +25,6 @@ import multiprocessing
 import os
 import signal
 
-from experiments.harness import startup
 from layers.errors import RunInterrupted, ZooError
 
 _STOP = None
@@ -43,12 +43,10 @@ def stop_if_asked():
         signal.raise_signal(signum)
 
 
-def _start_worker(stop, quiet_tensorflow):
+def _start_worker(stop):
     global _STOP
     os.setpgrp()  # a Ctrl-C reaches the parent alone, which passes it on once
     _STOP = stop
-    if quiet_tensorflow:  # before a task's arguments import it, unfiltered
-        startup.import_tensorflow()
 
 
 def _work(function, task):
@@ -71,7 +69,7 @@ def run_in_processes(function, tasks, jobs, name, command):
     """Runs ``function(*task)`` for each task; returns the outcomes in task order.
 
     With ``jobs`` 1 the tasks run here, one after the other; otherwise in
-    ``jobs`` worker processes (spawned, one per task). SIGINT/SIGTERM to this
+    ``jobs`` worker processes (forked from the server, one per task). SIGINT/SIGTERM to this
     process is then passed on: each running task stops at its next
     :func:`stop_if_asked`, tasks not started yet are skipped.
 
@@ -93,7 +91,10 @@ def run_in_processes(function, tasks, jobs, name, command):
     """
     if jobs == 1:
         return [function(*task) for task in tasks]
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # The server imports these once, the script (as the spawn method would) first;
+    # a server already running (an earlier call here) keeps what it has.
+    context.set_forkserver_preload(["__main__", "experiments.harness.tensorflow_preload"])
     stop = context.Value("i", 0)
 
     def forward(signum, frame):
@@ -102,9 +103,7 @@ def run_in_processes(function, tasks, jobs, name, command):
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with context.Pool(
-            jobs, _start_worker, (stop, startup.silenced_here()), maxtasksperchild=1
-        ) as pool:
+        with context.Pool(jobs, _start_worker, (stop,), maxtasksperchild=1) as pool:
             pending = [pool.apply_async(_work, (function, task)) for task in tasks]
             outcomes = [result.get() for result in pending]
     finally:

@@ -9,18 +9,10 @@ import time
 
 import pytest
 
-from experiments.harness import processes, startup
+from experiments.harness import processes
 from layers.errors import RunInterrupted, ZooError
 
 STEPS = 300
-
-
-@pytest.fixture(autouse=True)
-def workers_without_tensorflow(monkeypatch):
-    """The toy tasks here need no TensorFlow, so the workers do not start it (as where
-    the parent had not started it quietly): a start costs seconds per spawned worker.
-    Workers that do start it are tests/experiments/test_dqn.py's runs in processes."""
-    monkeypatch.setattr(startup, "silenced_here", lambda: False)
 
 
 def count(directory, name, steps=STEPS):
