@@ -227,7 +227,8 @@ def run_task(args, hidden, jobs, job, index):
     from zoo.parallel import distributed
 
     if args.parent_pid is not None:  # started by the launcher: end with it
-        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S)
+        needs = jobs["ps"] if job == "worker" and args.mode == "async" else ()
+        distributed.exit_with_parent(args.parent_pid, launcher.STOP_GRACE_S, needs=needs)
     run = data = None
     if job == "worker":  # fail fast, before anything starts
         args, run = rundir.join_run(args, "ps")

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from layers import ZooError
+from tests import forkserver
 from zoo.parallel import cluster_spec, distributed
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -135,6 +136,38 @@ def test_a_ps_that_answers_is_ready(answering):
     assert distributed.grpc_answers("127.0.0.1", answering, timeout=5) == "answers"
     cluster = distributed.parse_cluster(f"ps=127.0.0.1:{answering};worker=127.0.0.1:1")
     distributed.wait_for_ps(cluster, timeout=5)
+
+
+def test_a_task_whose_ps_is_gone_ends_with_its_launcher_at_once(answering):
+    """``exit_with_parent(needs=...)``: a worker whose ps no longer listens has nothing
+    to save to and exits at once; one whose ps answers keeps its grace (here SIGTERM
+    is ignored: a step that does not end)."""
+    launcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (gone,) = cluster_spec.free_ports(1)
+    code = (
+        "import signal, sys, time; from zoo.parallel import distributed\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "distributed.exit_with_parent(int(sys.argv[1]), 60, 0.2, [sys.argv[2]])\n"
+        "time.sleep(60)"
+    )
+    tasks = {
+        port: forkserver.popen(
+            [sys.executable, "-c", code, str(launcher.pid), f"127.0.0.1:{port}"]
+        )
+        for port in (gone, answering)
+    }
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            tasks[gone].wait(1)  # the launcher runs
+        launcher.kill()
+        launcher.wait()
+        assert tasks[gone].wait(30) == 128 + signal.SIGTERM
+        with pytest.raises(subprocess.TimeoutExpired):
+            tasks[answering].wait(1)
+    finally:
+        launcher.kill()
+        for task in tasks.values():
+            task.kill()
 
 
 def test_a_listener_that_never_answers_is_no_ps(listening):

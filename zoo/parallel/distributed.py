@@ -525,7 +525,7 @@ def _interrupted(index, signum, checkpoint_dir):
     )
 
 
-def exit_with_parent(parent, grace_s, poll=0.5):
+def exit_with_parent(parent, grace_s, poll=0.5, needs=()):
     """Ends this process when process ``parent`` (its launcher) has ended.
 
     A daemon thread waits for the launcher's end: on Linux on a pidfd of the
@@ -533,12 +533,16 @@ def exit_with_parent(parent, grace_s, poll=0.5):
     a wrapper); elsewhere by polling ``os.getppid()``, for a child of the
     launcher. Once the launcher is gone (already at this call too) it sends this
     process SIGTERM (a worker stops after its step, the chief checkpoints) and,
-    if the process is still there ``grace_s`` seconds later, exits at once.
+    if the process is still there ``grace_s`` seconds later, exits at once; or
+    sooner, once none of the tasks it ``needs`` to finish (a worker's ps, which
+    end with the launcher too) is listening: there is nothing left to save to.
 
     Args:
         parent: the pid of the launcher at start.
         grace_s: seconds between the SIGTERM and the hard exit.
-        poll: seconds between checks where there is no pidfd.
+        poll: seconds between checks where there is no pidfd, and between looks
+            at ``needs``.
+        needs: ``"host:port"`` of the tasks this one needs to finish.
     """
     if hasattr(os, "pidfd_open"):
         try:  # the launcher now: not a later process that gets its pid
@@ -556,10 +560,17 @@ def exit_with_parent(parent, grace_s, poll=0.5):
             while os.getppid() == parent:
                 time.sleep(poll)
 
+    def nothing_to_finish():
+        addresses = (address.rpartition(":") for address in needs)
+        answers = (grpc_answers(host, int(port), poll) for host, _, port in addresses)
+        return bool(needs) and all(answer == "absent" for answer in answers)
+
     def watch():
         wait()
         os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(grace_s)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and not nothing_to_finish():
+            time.sleep(min(poll, max(deadline - time.monotonic(), 0)))
         os._exit(128 + signal.SIGTERM)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
