@@ -36,20 +36,27 @@ def graph():
         yield g
 
 
-# The mark of every test that reads legacy_reference: one xdist group, one subprocess.
+# The mark of every test that reads legacy_files: one xdist group, one subprocess.
 LEGACY_REFERENCE = pytest.mark.xdist_group("legacy_reference")
 
 
 @pytest.fixture(scope="session")
-def legacy_reference(tmp_path_factory):
-    """What TensorFlow's own ``tf.compat.v1.layers`` and its shim compute, from one
-    ``tf_keras`` subprocess per test process (:func:`tests.tf1_programs.reference`):
+def legacy_files(tmp_path_factory):
+    """``{part: file}`` of what TensorFlow's own legacy layers, shim and cells compute,
+    from one ``tf_keras`` subprocess per test process (:mod:`tests.legacy_reference`):
     mark its tests ``LEGACY_REFERENCE``, and ``make test`` starts it once."""
     if importlib.util.find_spec("tf_keras") is None:
         pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
-    from tests import tf1_programs  # noqa: PLC0415  (imports layers.tf1)
+    from tests import legacy_reference  # noqa: PLC0415  (imports layers.tf1)
 
-    return tf1_programs.reference(tmp_path_factory.mktemp("legacy") / "reference.npz")
+    return legacy_reference.run(tmp_path_factory.mktemp("legacy"))
+
+
+@pytest.fixture(scope="session")
+def legacy_reference(legacy_files):
+    """What TensorFlow's own ``tf.compat.v1.layers`` and its shim compute
+    (``tests/tf1_programs.py``): ``{key: array}``."""
+    return dict(np.load(legacy_files["layers"]))
 
 
 def trainable_names():

@@ -18,9 +18,7 @@ shim (``tests/tf1_shim_probe.py``)::
 
 import inspect
 import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -173,25 +171,6 @@ PROGRAMS = {
 }
 
 
-def reference(path):
-    """Runs every program with TensorFlow's own legacy layers, and TensorFlow's
-    shim probe, in one subprocess under ``TF_USE_LEGACY_KERAS=1``; returns the
-    arrays it wrote to ``path``.
-
-    Args:
-        path: the ``.npz`` file to write; the probe saves its models beside it.
-
-    Returns:
-        ``{key: array}``; read a program's part with :func:`unflat`, a layer's
-        parameter names under ``"parameters|<layer>|"``, the shim's report with
-        :func:`shim_report`.
-    """
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
-    command = [sys.executable, "-m", "tests.tf1_programs", str(path)]
-    subprocess.run(command, env=env, cwd=REPO, check=True, capture_output=True)
-    return dict(np.load(path))
-
-
 def run(program, L, weights=None):
     """Builds ``program`` with ``L`` in a new graph and runs it once.
 
@@ -288,15 +267,17 @@ def default_form(value):
 
 
 def shim_report(arrays):
-    """The shim probe's report (see ``tests/tf1_shim_probe.py``) among
-    :func:`reference`'s arrays."""
+    """The shim probe's report (see ``tests/tf1_shim_probe.py``) among :func:`main`'s
+    arrays."""
     return json.loads(str(arrays["shim|report|"]))
 
 
 def main(path):
     """Writes every program's results, the parameters of :data:`LAYERS` (all
     taken from ``tf.compat.v1.layers``) and the shim probe's report to the
-    ``.npz`` file ``path``."""
+    ``.npz`` file ``path`` (the probe saves its models beside it); read a program's
+    part with :func:`unflat`, a layer's parameter names under
+    ``"parameters|<layer>|"``, the shim's report with :func:`shim_report`."""
     from tests import tf1_shim_probe  # noqa: PLC0415  (imports tf_keras)
 
     reference = {}

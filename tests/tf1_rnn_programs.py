@@ -12,14 +12,12 @@ an ``.npz`` file, from one process::
     TF_USE_LEGACY_KERAS=1 python -m tests.tf1_rnn_programs reference.npz
 """
 
-import os
-import subprocess
 import sys
 
 import numpy as np
 import tensorflow as tf
 
-from tests.tf1_programs import REPO, flat, inputs, parameters, run
+from tests.tf1_programs import flat, inputs, parameters, run
 
 v1 = tf.compat.v1
 CELLS = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell",
@@ -176,20 +174,11 @@ def gradients(R):
 PROGRAMS = {program.__name__: program for program in (cells, stacks, dropout, gradients)}
 
 
-def reference(path):
-    """Runs every program with TensorFlow's legacy cells in one subprocess under
-    ``TF_USE_LEGACY_KERAS=1``; returns ``{key: array}`` (a program's part read with
-    :func:`tests.tf1_programs.unflat`, a cell's parameters under
-    ``"parameters|<cell>|"``)."""
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
-    command = [sys.executable, "-m", "tests.tf1_rnn_programs", str(path)]
-    subprocess.run(command, env=env, cwd=REPO, check=True, capture_output=True)
-    return dict(np.load(path))
-
-
 def main(path):
     """Writes every program's results and the parameters of :data:`CELLS` (from
-    ``tf.compat.v1.nn.rnn_cell``) to the ``.npz`` file ``path``."""
+    ``tf.compat.v1.nn.rnn_cell``) to the ``.npz`` file ``path`` (a program's part
+    read with :func:`tests.tf1_programs.unflat`, a cell's parameters under
+    ``"parameters|<cell>|"``)."""
     results = {}
     for name, program in PROGRAMS.items():
         results.update(flat(run(program, v1.nn.rnn_cell), name))

@@ -8,8 +8,8 @@ Run with ``TF_USE_LEGACY_KERAS=1`` (tf_keras installed); prints one JSON line::
 ``{"weights": [before, after], "restored": {"keras": n, "h5": n},
 "difference": {"keras": d, "h5": d}}``: the weight counts, how many of the
 trained weights come back equal, the largest output difference after loading.
-The tests read it from ``tests/tf1_programs.py``'s reference run, which calls
-:func:`report`.
+The tests read it from ``tests/tf1_programs.py``'s ``main``, which calls
+:func:`report` in the tests' ``tf_keras`` run (``tests/legacy_reference.py``).
 """
 
 import json

@@ -7,10 +7,7 @@ Run as a script with ``TF_USE_LEGACY_KERAS=1``, it writes TensorFlow's graphs::
     TF_USE_LEGACY_KERAS=1 python -m tests.layers.test_tf1_graph graphs.json
 """
 
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -19,11 +16,9 @@ import tensorflow as tf
 
 from experiments.bench import tf1_layers
 from layers import tf1
-from tests.tf1_programs import REPO
+from tests.conftest import LEGACY_REFERENCE
 
 v1 = tf.compat.v1
-# one subprocess for the module's tests: on one pytest worker
-TENSORFLOWS_GRAPHS = pytest.mark.xdist_group("tf1_graph_reference")
 
 
 def classifier(L, images):
@@ -58,18 +53,13 @@ def step_nodes(L, program):
 
 
 @pytest.fixture(scope="module")
-def tensorflows_graphs(tmp_path_factory):
-    """``{program: step_nodes}`` from TensorFlow's own layers, in one subprocess."""
-    if importlib.util.find_spec("tf_keras") is None:
-        pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
-    path = tmp_path_factory.mktemp("graphs") / "graphs.json"
-    command = [sys.executable, "-m", "tests.layers.test_tf1_graph", str(path)]
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
-    subprocess.run(command, env=env, cwd=REPO, check=True, capture_output=True)
-    return json.loads(path.read_text())
+def tensorflows_graphs(legacy_files):
+    """``{program: step_nodes}`` from TensorFlow's own layers (:func:`main`, in the
+    tests' one ``tf_keras`` subprocess)."""
+    return json.loads(legacy_files["graphs"].read_text())
 
 
-@TENSORFLOWS_GRAPHS
+@LEGACY_REFERENCE
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_a_training_step_is_tensorflows_graph_node_for_node(tensorflows_graphs, program):
     expected = tensorflows_graphs[program]

@@ -1,8 +1,6 @@
 """layers.tf1.rnn_cell and layers.tf1.rnn: TF 1.15's RNN cells on get_variable, against
 TensorFlow's legacy cells (tf_keras, in one subprocess) and numpy."""
 
-import importlib.util
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,23 +10,19 @@ import zoo.compat
 from layers.errors import EagerError, ShapeError, ZooError
 from layers.tf1 import rnn, rnn_cell
 from tests import tf1_programs, tf1_rnn_programs
-from tests.conftest import variable_names
+from tests.conftest import LEGACY_REFERENCE, variable_names
 
 v1 = tf.compat.v1
-LEGACY_RNN_REFERENCE = pytest.mark.xdist_group("legacy_rnn_reference")
 
 
 @pytest.fixture(scope="session")
-def legacy_rnn_reference(tmp_path_factory):
-    """What TensorFlow's legacy cells compute, from one ``tf_keras`` subprocess
-    (:func:`tests.tf1_rnn_programs.reference`) per test process."""
-    if importlib.util.find_spec("tf_keras") is None:
-        pytest.skip("tf_keras is not installed (pip install -e '.[dev]')")
-    path = tmp_path_factory.mktemp("legacy_rnn") / "reference.npz"
-    return tf1_rnn_programs.reference(path)
+def legacy_rnn_reference(legacy_files):
+    """What TensorFlow's legacy cells compute (``tests/tf1_rnn_programs.py``, in the
+    tests' one ``tf_keras`` subprocess): ``{key: array}``."""
+    return dict(np.load(legacy_files["rnn_cell"]))
 
 
-@LEGACY_RNN_REFERENCE
+@LEGACY_REFERENCE
 @pytest.mark.parametrize("program", sorted(tf1_rnn_programs.PROGRAMS))
 def test_equal_to_tensorflow_legacy_cells_on_the_same_weights(
     legacy_rnn_reference, program
@@ -42,7 +36,7 @@ def test_equal_to_tensorflow_legacy_cells_on_the_same_weights(
         np.testing.assert_allclose(found["outputs"][name], value, rtol=1e-5, atol=1e-5)
 
 
-@LEGACY_RNN_REFERENCE
+@LEGACY_REFERENCE
 @pytest.mark.parametrize("name", tf1_rnn_programs.CELLS)
 def test_parameters_are_tensorflow_1_15s(legacy_rnn_reference, name):
     expected = list(legacy_rnn_reference[f"parameters|{name}|"])
