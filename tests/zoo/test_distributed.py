@@ -170,6 +170,15 @@ def test_a_task_whose_ps_is_gone_ends_with_its_launcher_at_once(answering):
             task.kill()
 
 
+def test_a_needed_task_that_is_no_address_is_refused_before_any_watch():
+    with pytest.raises(
+        ZooError,
+        match=r"exit_with_parent needs: expected an address host:port, found 'ps-0'",
+    ):
+        distributed.exit_with_parent(os.getpid(), 1, needs=["ps-0"])
+    assert "exit-with-parent" not in {thread.name for thread in threading.enumerate()}
+
+
 def test_a_listener_that_never_answers_is_no_ps(listening):
     """What a SIGSTOPped ps looks like from outside: the kernel accepts, nobody answers."""
     assert distributed.grpc_answers("127.0.0.1", listening, timeout=0.3) == "silent"

@@ -543,7 +543,13 @@ def exit_with_parent(parent, grace_s, poll=0.5, needs=()):
         poll: seconds between checks where there is no pidfd, and between looks
             at ``needs``.
         needs: ``"host:port"`` of the tasks this one needs to finish.
+
+    Raises:
+        ZooError: an entry of ``needs`` that is not ``host:port``.
     """
+    needed = [
+        cluster_spec.split_address(address, "exit_with_parent needs") for address in needs
+    ]
     if hasattr(os, "pidfd_open"):
         try:  # the launcher now: not a later process that gets its pid
             launcher = [os.pidfd_open(parent)]
@@ -561,9 +567,8 @@ def exit_with_parent(parent, grace_s, poll=0.5, needs=()):
                 time.sleep(poll)
 
     def nothing_to_finish():
-        addresses = (address.rpartition(":") for address in needs)
-        answers = (grpc_answers(host, int(port), poll) for host, _, port in addresses)
-        return bool(needs) and all(answer == "absent" for answer in answers)
+        answers = (grpc_answers(host, port, poll) for host, port in needed)
+        return bool(needed) and all(answer == "absent" for answer in answers)
 
     def watch():
         wait()
