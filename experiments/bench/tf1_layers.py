@@ -336,14 +336,7 @@ def program_result(program, batch, timing, workers, rounds):
         s: statistics.median(w.cpu_per_step[program][-rounds:]) for s, w in workers.items()
     }
     counts = {side: w.counts[program] for side, w in workers.items()}
-    print(
-        f"tf1_layers {program}: ratio {speeds['ours'] / speeds['tf_keras']:.2f}, step ops "
-        f"{counts['ours']['step_ops']} ours vs {counts['tf_keras']['step_ops']} tf_keras, "
-        f"executed {counts['ours']['executed_ops']} vs "
-        f"{counts['tf_keras']['executed_ops']}",
-        flush=True,
-    )
-    return {
+    result = {
         "batch_size": batch,
         "steps_per_s": speeds,
         "median_steps_per_s": timing["median_steps_per_s"],
@@ -356,6 +349,14 @@ def program_result(program, batch, timing, workers, rounds):
         "cpu_ratio": cpu["tf_keras"] / cpu["ours"],
         "graph": counts,
     }
+    print(
+        f"tf1_layers {program}: ratio {result['ratio']:.2f}, step ops "
+        f"{counts['ours']['step_ops']} ours vs {counts['tf_keras']['step_ops']} tf_keras, "
+        f"executed {counts['ours']['executed_ops']} vs "
+        f"{counts['tf_keras']['executed_ops']}",
+        flush=True,
+    )
+    return result
 
 
 if __name__ == "__main__":
