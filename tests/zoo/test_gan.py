@@ -371,6 +371,9 @@ def test_an_average_decay_outside_0_1_fails_before_any_build(graph, decay):
     assert v1.global_variables() == []
 
 
+LEARNING_RATE = 0.01
+
+
 def train_gan(steps_per_run, runs):
     """Trains the tiny DCGAN ``runs`` times ``steps_per_run`` steps; returns the
     variables and the logged (d_loss, g_loss, d_real, d_fake) of every step."""
@@ -380,7 +383,7 @@ def train_gan(steps_per_run, runs):
     with tf.Graph().as_default():
         v1.set_random_seed(0)
         batches = GraphBatches(data, 8, window=8)
-        adam = lambda: v1.train.AdamOptimizer(0.01, beta1=0.5)  # noqa: E731
+        adam = lambda: v1.train.AdamOptimizer(LEARNING_RATE, beta1=0.5)  # noqa: E731
         update_fn = gan_update(8, 4, adam(), adam(), **DCGAN)
         step = training.repeat_updates(update_fn, batches, steps_per_run)
         init = v1.global_variables_initializer()
@@ -402,9 +405,12 @@ def test_k_gan_steps_in_one_run_equal_k_runs_of_one_step():
     looped_variables, looped_logged = train_gan(3, 2)
     assert len(one_logged) == len(looped_logged) == 6
     np.testing.assert_allclose(looped_logged, one_logged, rtol=1e-5, atol=1e-6)
+    # The loop's body is optimized as a graph of its own: float sums in another order,
+    # which Adam's m / sqrt(v) magnifies where a gradient is near 0 (6.5e-6 seen on a
+    # CPU without oneDNN); a missed or doubled step moves weights by ~LEARNING_RATE
     assert len(one_variables) == len(looped_variables)
     for one, looped in zip(one_variables, looped_variables, strict=True):
-        np.testing.assert_allclose(looped, one, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(looped, one, rtol=1e-5, atol=1e-2 * LEARNING_RATE)
     draws = [v for v in looped_variables if np.ndim(v) == 0 and v == 6]
     assert draws  # noise/draws counted every step
 

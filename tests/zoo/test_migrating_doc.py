@@ -75,11 +75,14 @@ def check_cnn(names):
 
 
 def check_slim_resnet(names):
-    """The TF-Slim ResNet: every backbone variable restored, the features exactly."""
+    """The TF-Slim ResNet: every backbone variable restored, the features those of the
+    graph to the page's bound (grappler regroups each bottleneck's sum in the `Session`
+    and in `predict` differently: about 1e-6 of the largest output, 0 on some CPUs)."""
     backbone = names["backbone"]
     assert len(names["resnet_restore"].restored) == len(backbone.variable_names) > 20
     assert not any("logits" in name for name in backbone.variable_names)
-    np.testing.assert_array_equal(
-        names["restored_features"], names["slim_features"].reshape(len(names["tuned"]), -1)
+    expected = names["slim_features"].reshape(len(names["tuned"]), -1)
+    np.testing.assert_allclose(
+        names["restored_features"], expected, rtol=0, atol=2e-6 * np.abs(expected).max()
     )
     assert pathlib.Path("resnet.keras").exists() and names["zoo"].compat.uninstall() == []
