@@ -145,46 +145,6 @@ def test_reuse_of_a_layer_that_does_not_exist_says_tensorflows_words(graph):
     assert "build this scope once with reuse=False first" in message
 
 
-def slim_nets():
-    """``(name, builder, arg_scope, input size)`` of the three tf-slim nets."""
-    if importlib.util.find_spec("tf_slim") is None:
-        return []
-    from tf_slim.nets import alexnet, inception_v1, resnet_v1
-
-    nets = [
-        ("resnet_v1_50", resnet_v1.resnet_v1_50, resnet_v1.resnet_arg_scope, 64),
-        ("alexnet_v2", alexnet.alexnet_v2, alexnet.alexnet_v2_arg_scope, 224),
-        ("inception_v1", inception_v1.inception_v1, inception_v1.inception_v1_arg_scope,
-         224),
-    ]
-    return [pytest.param(*net, id=net[0]) for net in nets]
-
-
-@pytest.mark.parametrize("name, net, arg_scope, size", slim_nets())
-def test_tf_slim_nets_build_and_run_with_their_default_batch_norm(
-    graph, name, net, arg_scope, size
-):
-    import tf_slim as slim
-
-    zoo.compat.install()
-    images = v1.placeholder(tf.float32, [1, size, size, 3])
-    with slim.arg_scope(arg_scope()):
-        logits, _ = net(images, num_classes=10)
-    moving_means = [v for v in v1.global_variables() if v.name.endswith("/moving_mean:0")]
-    updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
-    assert len(updates) == 2 * len(moving_means)  # moving mean and variance, as TF
-    assert all(v.name.startswith(f"{name}/") or "Inception" in v.name for v in moving_means)
-    with v1.Session() as session:
-        session.run(v1.global_variables_initializer())
-        feed = {images: np.random.default_rng(0).uniform(size=[1, size, size, 3])}
-        output = session.run(logits, feed)
-        session.run(updates, feed)
-        moved = session.run(moving_means)
-    assert np.isfinite(output).all() and output.reshape(-1).shape == (10,)
-    assert all(np.abs(mean).max() > 0 for mean in moved)
-    assert (name == "alexnet_v2") == (not moving_means)
-
-
 @pytest.mark.skipif(importlib.util.find_spec("tf_slim") is None, reason="needs tf-slim")
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
 def test_tf_slim_under_a_precision_policy_regularizes_each_float32_weight_once(

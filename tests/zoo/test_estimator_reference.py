@@ -21,7 +21,8 @@ from tests.zoo.test_estimator import installed  # noqa: F401  (install() for the
 REFERENCE_PYTHON = canned_bench.REFERENCE_PYTHON
 SCRIPT = pathlib.Path(__file__).with_name("estimator_reference.py")
 
-pytestmark = pytest.mark.slow
+# One worker runs the module: one TF 2.15 reference run, not one per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("estimator_reference")]
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ the variable names of the graph build; a ``Saver`` checkpoint restored with outp
 difference 0 in evaluation; the regularization losses equal in count and value; every
 training step lowers the loss (SGD on one fixed batch at a rate per net that does not
 overshoot: :data:`LEARNING_RATES`); the moving statistics move in training and not in
-evaluation; in Keras, ``.keras`` save and load give the same output. docs/migrating.md
-has the table.
+evaluation, each by an update op of its own (two per batch norm, as TF adds); in Keras,
+``.keras`` save and load give the same output. docs/migrating.md has the table.
 
 TF1 code is graph code: it needs no AutoGraph, whose conversion of tf-slim's ResNet and
 Inception on every trace cost three quarters of this file's time. Those two run
@@ -195,6 +195,8 @@ class GraphRun:
             train = training_step(cross_entropy + tf.add_n(penalty), optimizer)
             self.names = [checkpoint_name(v) for v in v1.global_variables()]
             statistics = [v for v in v1.global_variables() if v.op.name.endswith(MOVING)]
+            self.updates = len(v1.get_collection(v1.GraphKeys.UPDATE_OPS))
+            self.statistics = len(statistics)
             with v1.Session() as session:
                 session.run(v1.global_variables_initializer())
                 start = session.run(statistics)
@@ -244,6 +246,7 @@ def test_graph_mode_trains_restores_and_moves_its_statistics(graph_runs, name):
     assert all(np.diff(run.losses) < 0)  # each step lowers the loss
     has_batch_norm = name in ("resnet_v1_50", "inception_v1")
     assert bool(run.moved) == has_batch_norm and all(run.moved) and run.still
+    assert run.updates == run.statistics  # two update ops per batch norm, as TF adds
 
 
 def rename_into(scope, names):
