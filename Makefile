@@ -7,7 +7,7 @@ ARGS ?=
 # No DATASET: whatever the DATA_DIR files are (identified by content), else tfds MNIST.
 DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-.PHONY: install reference test test-fast lint tf-layers-tests inspect experiment-dqn \
+.PHONY: install reference fashion-mnist test test-fast lint tf-layers-tests inspect experiment-dqn \
 	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned \
 	bench-ps
 
@@ -23,6 +23,13 @@ reference:
 	test -x $(REFERENCE_VENV)/bin/python || python3 -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/python -m pip install -q 'tensorflow==2.15.*' \
 		'tensorflow-estimator==2.15.*'
+
+# The full Fashion-MNIST from Debian's package (as root): the README's DATA_DIR and the
+# tests that train on real data (they skip without it).
+FASHION_MNIST := /usr/share/datasets/fashion-mnist
+fashion-mnist:
+	test -e $(FASHION_MNIST) || \
+		{ apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist; }
 
 # Two pytest workers: the subprocess-heavy tests (runs, kills, clusters) overlap. Tests
 # marked xdist_group run on one worker (tests/zoo/test_four_nets.py: one net's graph run).
