@@ -417,6 +417,25 @@ def nn_format(rank, channels_first):
     return f"NC{spatial}" if channels_first else f"N{spatial}C"
 
 
+def runs_channels_last(where):
+    """Whether TF's legacy layer runs channels-first input channels last here.
+
+    Args:
+        where: "always" (TF has no channels-first kernel: 3-D pooling), "without a
+            GPU" (its backend's rule for ``pool2d`` and ``conv2d_transpose``: CPU
+            kernels may lack the format) or None (the op as given).
+    """
+    gpu = where == "without a GPU" and tf.config.list_physical_devices("GPU")
+    return where == "always" or (where == "without a GPU" and not gpu)
+
+
+def in_channels_last(op, inputs, rank):
+    """``op`` (of a channels-last tensor) on channels-first ``inputs``, transposed in
+    and out, as TF's legacy layers run it where :func:`runs_channels_last`."""
+    to_last, to_first = [0, *range(2, rank + 2), 1], [0, rank + 1, *range(1, rank + 1)]
+    return tf.transpose(op(tf.transpose(inputs, to_last)), to_first)
+
+
 class Projection(Layer):
     """A kernel, an optional bias and an activation: what Dense and the convolutions share.
 

@@ -9,9 +9,11 @@ from layers.tf1.base import (
     ZEROS,
     Projection,
     function_form,
+    in_channels_last,
     is_channels_first,
     nn_format,
     nn_padding,
+    runs_channels_last,
     sizes,
     spatial_size,
     variant,
@@ -132,6 +134,7 @@ class Transposed(Convolution):
     """
 
     family, ranked_defaults = "Conv2DTranspose/3DTranspose", ("strides",)
+    channels_last_where = None  # see runs_channels_last
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", activation=None, use_bias=True,
@@ -164,26 +167,38 @@ class Transposed(Convolution):
             self._size(dynamic[axis] if static[axis] is None else static[axis], i)
             for i, axis in enumerate(self._spatial_axes)
         ]
+        if self.channels_first and runs_channels_last(self.channels_last_where):
+            outputs = in_channels_last(
+                lambda x: self._transposed(x, dynamic[0], sizes, False), inputs, self.rank
+            )
+        else:
+            outputs = self._transposed(inputs, dynamic[0], sizes, self.channels_first)
+        outputs.set_shape(self._output_shape(inputs.shape))
+        return self._finish(outputs, self._format)
+
+    def _transposed(self, inputs, batch, sizes, channels_first):
+        """The transposed convolution of ``inputs`` to ``sizes``, in either format."""
         shape = (
-            [dynamic[0], self.filters, *sizes]
-            if self.channels_first
-            else [dynamic[0], *sizes, self.filters]
+            [batch, self.filters, *sizes]
+            if channels_first
+            else [batch, *sizes, self.filters]
         )
-        outputs = tf.nn.conv_transpose(
+        return tf.nn.conv_transpose(
             inputs,
             self.kernel,
             tf.stack(shape),
             strides=self.strides,
             padding=self.padding.upper(),
-            data_format=self._format,
+            data_format=nn_format(self.rank, channels_first),
             name=f"conv{self.rank}d_transpose",
         )
-        outputs.set_shape(self._output_shape(inputs.shape))
-        return self._finish(outputs, self._format)
 
 
+# TF's Conv2DTranspose runs channels-first input channels last without a GPU (its
+# backend's conv2d_transpose); its Conv3DTranspose calls the op as given
 Conv2DTranspose, Conv3DTranspose = (
-    variant(Transposed, f"Conv{n}DTranspose", n) for n in (2, 3)
+    variant(Transposed, f"Conv{n}DTranspose", n, channels_last_where=where)
+    for n, where in ((2, "without a GPU"), (3, None))
 )
 
 

@@ -6,9 +6,11 @@ import tensorflow as tf
 from layers.tf1.base import (
     Layer,
     function_form,
+    in_channels_last,
     is_channels_first,
     nn_format,
     nn_padding,
+    runs_channels_last,
     sizes,
     spatial_size,
     variant,
@@ -28,6 +30,9 @@ class Pooling(Layer):
 
     family, rank, pool = "MaxPooling/AveragePooling", None, None
     op_name = None  # the pooling op's name, TF's (``MaxPool``, ``AvgPool3D``)
+    # where TF's layer pools channels-first input channels last (runs_channels_last):
+    # 1-D through its backend's pool2d, 3-D always; 2-D as given
+    channels_last_where = None
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
@@ -48,18 +53,25 @@ class Pooling(Layer):
         return tf.TensorShape(shape)
 
     def call(self, inputs):
+        if self.channels_first and runs_channels_last(self.channels_last_where):
+            return in_channels_last(lambda x: self._pool(x, False), inputs, self.rank)
+        return self._pool(inputs, self.channels_first)
+
+    def _pool(self, inputs, channels_first):
         return self.pool(
             inputs,
             self.pool_size,
             self.strides,
             self.padding.upper(),
-            data_format=nn_format(self.rank, self.channels_first),
+            data_format=nn_format(self.rank, channels_first),
             name=self.op_name,
         )
 
 
+CHANNELS_LAST_WHERE = {1: "without a GPU", 2: None, 3: "always"}  # by rank
 MaxPooling1D, MaxPooling2D, MaxPooling3D = (
-    variant(Pooling, f"MaxPooling{n}D", n, pool=staticmethod(pool), op_name=op_name)
+    variant(Pooling, f"MaxPooling{n}D", n, pool=staticmethod(pool), op_name=op_name,
+            channels_last_where=CHANNELS_LAST_WHERE[n])  # fmt: skip
     for n, pool, op_name in (
         (1, tf.nn.max_pool1d, "MaxPool"),
         (2, tf.nn.max_pool2d, "MaxPool"),
@@ -67,7 +79,8 @@ MaxPooling1D, MaxPooling2D, MaxPooling3D = (
     )
 )
 AveragePooling1D, AveragePooling2D, AveragePooling3D = (
-    variant(Pooling, f"AveragePooling{n}D", n, pool=staticmethod(pool), op_name=op_name)
+    variant(Pooling, f"AveragePooling{n}D", n, pool=staticmethod(pool), op_name=op_name,
+            channels_last_where=CHANNELS_LAST_WHERE[n])  # fmt: skip
     for n, pool, op_name in (
         (1, tf.nn.avg_pool1d, "AvgPool"),
         (2, tf.nn.avg_pool2d, "AvgPool"),

@@ -1,6 +1,7 @@
 """layers.tf1: TF 1.15's tf.layers on get_variable, against TensorFlow's legacy layers."""
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -383,16 +384,26 @@ def cpu_kernel_takes_channels_first(layer):
     return True
 
 
-@pytest.mark.parametrize("layer", [tf1.SeparableConv1D, tf1.Conv3DTranspose])
+@pytest.mark.parametrize(
+    "layer",
+    [tf1.SeparableConv1D, tf1.Conv3DTranspose, tf1.Conv2DTranspose, tf1.MaxPooling1D,
+     tf1.AveragePooling3D],  # fmt: skip
+)
 def test_channels_first_computes_what_channels_last_does(graph, layer):
     """The channels-last layers equal TF's (tests/tf1_programs.py); the other format
-    equals them on the same weights (TF's CPU kernels take float32 in it, not float16)."""
-    if not cpu_kernel_takes_channels_first(layer):
+    equals them on the same weights (TF's CPU kernels take float32 in it, not float16).
+    Where TF's layers run it channels last without a GPU (Conv2DTranspose, 1-D
+    pooling) or always (3-D pooling), so do ours: those run on every CPU."""
+    if layer in (tf1.SeparableConv1D, tf1.Conv3DTranspose) and not (
+        cpu_kernel_takes_channels_first(layer)
+    ):
         pytest.skip(f"this CPU's kernel of {layer.__name__} takes channels last only")
-    rank = 1 if layer is tf1.SeparableConv1D else 3
+    rank = int(re.search(r"(\d)D", layer.__name__).group(1))
     shape = [2, *[5, 6, 4][:rank], 3]
-    last = layer(4, 2, strides=2)
-    first = layer(4, 2, strides=2, data_format="channels_first")
+    pooling = "Pooling" in layer.__name__
+    given = {"pool_size": 2} if pooling else {"filters": 4, "kernel_size": 2}
+    last = layer(**given, strides=2)
+    first = layer(**given, strides=2, data_format="channels_first")
     x = tf.constant(np.random.default_rng(1).standard_normal(shape), tf.float32)
     to_first = [0, rank + 1, *range(1, rank + 1)]
     expected, found = last(x), first(tf.transpose(x, to_first))
@@ -411,3 +422,4 @@ def test_eagerly_the_activity_loss_is_the_last_calls():
         layer(tf.fill([4, 3], scale))
     (loss,) = layer.losses
     assert loss.numpy() == pytest.approx(4 * 2 * 9.0 / 4)  # sum of 9s over a batch of 4
+
