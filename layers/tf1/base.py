@@ -425,8 +425,9 @@ def runs_channels_last(where):
             GPU" (its backend's rule for ``pool2d`` and ``conv2d_transpose``: CPU
             kernels may lack the format) or None (the op as given).
     """
-    gpu = where == "without a GPU" and tf.config.list_physical_devices("GPU")
-    return where == "always" or (where == "without a GPU" and not gpu)
+    if where == "without a GPU":
+        return not tf.config.list_physical_devices("GPU")
+    return where == "always"
 
 
 def in_channels_last(op, inputs, rank):

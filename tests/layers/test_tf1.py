@@ -422,4 +422,3 @@ def test_eagerly_the_activity_loss_is_the_last_calls():
         layer(tf.fill([4, 3], scale))
     (loss,) = layer.losses
     assert loss.numpy() == pytest.approx(4 * 2 * 9.0 / 4)  # sum of 9s over a batch of 4
-
