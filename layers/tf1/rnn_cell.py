@@ -574,14 +574,15 @@ class MultiRNNCell(RNNCell):
         require(owner, None if given and cells else f"expected a non-empty list of "
                 f"cells, found {cells!r}", "pass e.g. [BasicLSTMCell(128) for _ in "
                 "range(2)]")  # fmt: skip
-        sizes = [cell.state_size for cell in cells]
-        require(
-            owner,
-            None if state_is_tuple or all(isinstance(s, int) for s in sizes) else
-            f"expected cells whose state_size is an int (state_is_tuple=False), found "
-            f"{sizes}",
-            "pass state_is_tuple=True, or cells built with state_is_tuple=False",
-        )  # fmt: skip
+        if not state_is_tuple:  # as TF 1.15: state_size is read only for this check
+            sizes = [cell.state_size for cell in cells]
+            require(
+                owner,
+                None if all(isinstance(s, int) for s in sizes) else
+                f"expected cells whose state_size is an int (state_is_tuple=False), "
+                f"found {sizes}",
+                "pass state_is_tuple=True, or cells built with state_is_tuple=False",
+            )  # fmt: skip
         if len({id(cell) for cell in cells}) < len(cells):
             tf.compat.v1.logging.warning(
                 "At least two cells provided to MultiRNNCell are the same object and "

@@ -136,6 +136,20 @@ def test_a_state_of_the_wrong_structure_names_the_cell_and_both_structures(graph
         stacked(x, stacked.zero_state(2, tf.float32)[0])  # fmt: skip
 
 
+def test_multi_rnn_cell_reads_state_size_first_when_its_state_is_needed(graph):
+    """TF 1.15 stacks cells without asking their state_size (but to check
+    ``state_is_tuple=False``): a cell that cannot say it fails where the state is made."""
+
+    class Unsized(rnn_cell.RNNCell):  # a subclass that forgot state_size
+        output_size = 2
+
+    stacked = rnn_cell.MultiRNNCell([Unsized(), rnn_cell.GRUCell(2)])
+    with pytest.raises(NotImplementedError, match="state_size"):
+        stacked.zero_state(3, tf.float32)
+    with pytest.raises(NotImplementedError, match="state_size"):
+        rnn_cell.MultiRNNCell([Unsized()], state_is_tuple=False)
+
+
 def test_bad_arguments_are_refused_with_the_value_and_the_fix(graph):
     cases = [
         (lambda: rnn_cell.BasicLSTMCell(0), "basic_lstm_cell: expected num_units to be "
