@@ -1,7 +1,6 @@
 """layers.tf1: TF 1.15's tf.layers on get_variable, against TensorFlow's legacy layers."""
 
 import operator
-import re
 
 import numpy as np
 import pytest
@@ -398,7 +397,7 @@ def test_channels_first_computes_what_channels_last_does(graph, layer):
         cpu_kernel_takes_channels_first(layer)
     ):
         pytest.skip(f"this CPU's kernel of {layer.__name__} takes channels last only")
-    rank = int(re.search(r"(\d)D", layer.__name__).group(1))
+    rank = layer.rank
     shape = [2, *[5, 6, 4][:rank], 3]
     pooling = "Pooling" in layer.__name__
     given = {"pool_size": 2} if pooling else {"filters": 4, "kernel_size": 2}
