@@ -39,8 +39,8 @@ DIFFERENCES = {
     "tensorflow.get_collection_ref": "docs/tf1-layers.md#limits",
     "tensorflow.contrib.training.HParams": "docs/contrib.md#tfcontribtraininghparams",
     "tensorflow.contrib.rnn.LSTMBlockCell": "docs/contrib.md#what-maps-where",
-    "tensorflow.estimator": "docs/estimator.md#what-is-not-provided",
-    "tensorflow.contrib.tpu": "docs/estimator.md#what-is-not-provided",
+    **{f"tensorflow.{name}": "docs/estimator.md#what-is-not-provided" for name in (
+        "estimator.train_and_evaluate", "estimator.RunConfig", "contrib.tpu")},
     **{f"tensorflow.nn.{name}": "docs/contrib.md#conv2d_transposes-static-shape-"
        "tensorflow-2-not-contrib" for name in ("conv2d_transpose", "conv3d_transpose")},
 }  # fmt: skip

@@ -108,8 +108,7 @@ def _module(name):
             raise
         spec = None
     if spec is None or spec.loader is None:
-        raise ZooError(f"-m {name}: expected a module importable from {sys.path[0]}, "
-                       f"found none; run from the folder that holds it")  # fmt: skip
+        raise _missing_module(name)
     code = spec.loader.get_code(spec.name)
     main = types.ModuleType("__main__")
     main.__file__, main.__cached__ = spec.origin, spec.cached
@@ -118,15 +117,25 @@ def _module(name):
     return main, code
 
 
+def _missing_module(name):
+    return ZooError(f"-m {name}: expected a module importable from {sys.path[0]}, "
+                    "found none; run from the folder that holds it")  # fmt: skip
+
+
 def _module_folder(name):
     """The folder of ``name``'s top package when it lies outside the current
-    folder (the runner's other TF1 folder), else None; imports nothing."""
+    folder (the runner's other TF1 folder), else None; imports nothing.
+
+    Raises:
+        ZooError: no top module of that name.
+    """
     top = importlib.util.find_spec(name.split(".")[0])
-    if top is None or not top.submodule_search_locations:
+    if top is None:
+        raise _missing_module(name)
+    if not top.submodule_search_locations:
         return None
     folder = list(top.submodule_search_locations)[0]
-    cwd = os.getcwd()
-    return None if folder.startswith(cwd + os.sep) else folder
+    return None if folder.startswith(os.getcwd() + os.sep) else folder
 
 
 def _trimmed(tb):
@@ -170,6 +179,9 @@ def run(tf1_paths, program, is_module, program_args):
     sys.argv[1:] = program_args
     if is_module:
         sys.path[0] = os.getcwd()
+        if program.startswith(".") or not program:
+            raise ZooError(f"-m {program}: expected an absolute module name, found a "
+                           "relative one; name it from the current folder")  # fmt: skip
         folders = [os.getcwd(), *filter(None, [_module_folder(program)]), *tf1_paths]
     else:
         main, code, folder = _script(program)
