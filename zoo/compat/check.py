@@ -205,10 +205,12 @@ def report(folder):
             name, status, detail = _lookup(use)
             entry = names.setdefault(name, {"name": name, "status": status,
                                             "detail": detail, "uses": []})  # fmt: skip
-            entry["uses"].append(f"{use.file}:{use.line}")
+            entry["uses"].append((use.file, use.line))
     finally:
         if installed:
             zoo.compat.uninstall()
+    for entry in names.values():
+        entry["uses"] = [f"{file}:{line}" for file, line in sorted(set(entry["uses"]))]
     names = sorted(names.values(), key=lambda e: (e["status"], e["name"]))
     failing = [entry for entry in names if entry["status"] == "not provided"]
     if failing or unreadable:
