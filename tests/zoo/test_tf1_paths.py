@@ -350,6 +350,16 @@ def test_a_tf2_program_is_warned_once_naming_file_and_line(importable):
     assert len([w for w in warned if "TF1 program" in str(w.message)]) == 1
 
 
+def test_installed_packages_under_a_tf1_path_stay_tensorflow_2_s():
+    import sysconfig
+
+    site_packages = sysconfig.get_paths()["purelib"]
+    finder = tf1_paths.Finder([os.path.dirname(site_packages)])  # as a repo's own .venv
+    assert type(finder.find_spec("tf_slim").loader) is not tf1_paths._Loader
+    assert type(tf1_paths.Finder([site_packages + "/tf_slim"]).find_spec("tf_slim").loader
+                ) is not tf1_paths._Loader  # fmt: skip
+
+
 def test_install_refuses_a_tf1_path_that_is_no_folder_and_changes_nothing(tmp_path):
     with pytest.raises(ZooError, match=r"nowhere: expected a folder of TF1 code \(tf1_paths"
                        r"\), found nothing"):  # fmt: skip

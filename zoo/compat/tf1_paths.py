@@ -37,6 +37,7 @@ import importlib
 import importlib.machinery
 import os
 import sys
+import sysconfig
 import types
 import warnings
 
@@ -253,12 +254,28 @@ def _under(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+@functools.cache
+def _installed():
+    """The folders of the standard library and installed packages (never TF1 code,
+    even inside a TF1 folder, as a repository's own ``.venv``), as given and real."""
+    paths = sysconfig.get_paths()
+    folders = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple({form(folder) for folder in folders
+                  for form in (os.path.abspath, os.path.realpath)})  # fmt: skip
+
+
+def _tf1_file(origin, folders):
+    return any(_under(origin, f) for f in folders) and not any(
+        _under(origin, f) for f in _installed())
+
+
 class Finder:
     """The ``sys.meta_path`` finder of TF1 code under ``folders``.
 
     Asks Python's path finder only where a module could lie under a folder
     (its search path and a folder nest), so other imports cost one prefix test
-    per path entry.
+    per path entry. The standard library and installed packages are never TF1
+    code, even when they lie under a folder (a repository's own ``.venv``).
 
     Args:
         folders: absolute folders whose source files are TF1 code.
@@ -298,7 +315,7 @@ class Finder:
         spec = importlib.machinery.PathFinder.find_spec(fullname, entries, target)
         source = importlib.machinery.SourceFileLoader
         if (spec is not None and isinstance(spec.loader, source)
-                and any(_under(spec.origin, f) for f in self.folders)):  # fmt: skip
+                and _tf1_file(spec.origin, self.folders)):  # fmt: skip
             spec.loader = _Loader(spec.loader.name, spec.loader.path)
         return spec
 
