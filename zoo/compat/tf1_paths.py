@@ -230,9 +230,9 @@ def warn_if_tf2(path, code):
         Finder.warned = True
         line, what = uses[0]
         warnings.warn_explicit(
-            f"{path}:{line}: expected a TF1 program, found {what}, a TF2 program's; "
-            "it runs with TensorFlow 1.15's API and v2 behaviour off here (run it with "
-            "python instead)", UserWarning, path, line)  # fmt: skip
+            f"expected a TF1 program, found {what}, a TF2 program's; it runs with "
+            "TensorFlow 1.15's API and v2 behaviour off here (run it with python "
+            "instead)", UserWarning, path, line)  # fmt: skip
 
 
 class _Loader(importlib.machinery.SourceFileLoader):
