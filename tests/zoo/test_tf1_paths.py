@@ -216,7 +216,8 @@ def test_run_dies_of_sigint_as_python_does(tmp_path):
         (["run", "missing.py"], "missing.py: expected a Python script, found nothing"),
         (["run", "trainer"], "trainer: expected a Python script, found a folder"),
         (["run", "--tf1-path", "nowhere", "main.py"],
-         "--tf1-path nowhere: expected a folder of TF1 code, found nothing"),
+         "zoo-tf1: nowhere: expected a folder of TF1 code (tf1_paths, --tf1-path), found "
+         "nothing"),
         (["run", "-m", "nowhere.main"], "-m nowhere.main: expected a module importable"),
         (["run"], "zoo-tf1: expected a script, found nothing"),
         (["check", "missing"], "missing: expected a folder of Python code, found nothing"),
@@ -361,8 +362,8 @@ def test_installed_packages_under_a_tf1_path_stay_tensorflow_2_s():
 
 
 def test_install_refuses_a_tf1_path_that_is_no_folder_and_changes_nothing(tmp_path):
-    with pytest.raises(ZooError, match=r"nowhere: expected a folder of TF1 code \(tf1_paths"
-                       r"\), found nothing"):  # fmt: skip
+    with pytest.raises(ZooError, match=r"nowhere: expected a folder of TF1 code \(tf1_"
+                       r"paths, --tf1-path\), found nothing"):  # fmt: skip
         zoo.compat.install(tf1_paths=[tmp_path / "nowhere"])
     assert zoo.compat.uninstall() == []
 

@@ -25,6 +25,7 @@ import traceback
 import types
 
 from layers.errors import ZooError
+from zoo.compat import tf1_paths as by_path
 
 __all__ = ["USAGE", "main", "parse", "run"]
 
@@ -67,14 +68,6 @@ def parse(argv):
     if not rest:
         raise ZooError(f"zoo-tf1: expected a script, found nothing; {USAGE}")
     return tf1_paths, rest[0], False, rest[1:]
-
-
-def _check_folders(tf1_paths):
-    for folder in tf1_paths:
-        if not os.path.isdir(folder):
-            found = "a file" if os.path.exists(folder) else "nothing"
-            raise ZooError(f"--tf1-path {folder}: expected a folder of TF1 code, found "
-                           f"{found}; give an existing folder")  # fmt: skip
 
 
 def _script(path):
@@ -175,7 +168,7 @@ def run(tf1_paths, program, is_module, program_args):
         ZooError: bad input, before anything runs.
         SyntaxError: the script's (Python 2 syntax).
     """
-    _check_folders(tf1_paths)
+    tf1_paths = by_path.checked_folders(tf1_paths)
     sys.argv[1:] = program_args
     if is_module:
         sys.path[0] = os.getcwd()
@@ -190,7 +183,6 @@ def run(tf1_paths, program, is_module, program_args):
     import tensorflow as tf
 
     import zoo.compat
-    from zoo.compat import tf1_paths as by_path
 
     zoo.compat.install(tf1_paths=folders)
     tf.compat.v1.disable_v2_behavior()

@@ -266,7 +266,8 @@ def _installed():
 
 def _tf1_file(origin, folders):
     return any(_under(origin, f) for f in folders) and not any(
-        _under(origin, f) for f in _installed())
+        _under(origin, f) for f in _installed()
+    )
 
 
 class Finder:
@@ -323,6 +324,24 @@ class Finder:
         """Nothing is cached here (Python's path finder keeps its own)."""
 
 
+def checked_folders(folders):
+    """The absolute paths of ``folders``, each once.
+
+    Raises:
+        ZooError: one is no folder.
+    """
+    found = []
+    for folder in folders:
+        absolute = os.path.abspath(os.fspath(folder))
+        if not os.path.isdir(absolute):
+            raise ZooError(
+                f"{folder}: expected a folder of TF1 code (tf1_paths, --tf1-path), found "
+                f"{'a file' if os.path.exists(absolute) else 'nothing'}; give an existing "
+                "folder")  # fmt: skip
+        found.append(absolute)
+    return list(dict.fromkeys(found))
+
+
 class MetaPathChange:
     """The change install(tf1_paths=...) makes: ``finder`` on ``sys.meta_path``,
     before Python's path finder (a :class:`~zoo.compat.change.Change`'s interface).
@@ -337,16 +356,7 @@ class MetaPathChange:
     replace = False  # an equal finder already there stays
 
     def __init__(self, folders):
-        found = []
-        for folder in folders:
-            absolute = os.path.abspath(os.fspath(folder))
-            if not os.path.isdir(absolute):
-                raise ZooError(
-                    f"{folder}: expected a folder of TF1 code (tf1_paths), found "
-                    f"{'a file' if os.path.exists(absolute) else 'nothing'}; give an "
-                    "existing folder")  # fmt: skip
-            found.append(absolute)
-        self.value = Finder(dict.fromkeys(found))
+        self.value = Finder(checked_folders(folders))
         self.name = f"sys.meta_path: TF1 code under {', '.join(self.value.folders)}"
 
     def current(self):
