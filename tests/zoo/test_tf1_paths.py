@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import traceback
 import zipfile
 
@@ -202,6 +203,7 @@ def test_run_dies_of_sigint_as_python_does(tmp_path):
         process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
         assert process.stdout.readline() == "ready\n"
+        time.sleep(1)  # into time.sleep(60), past the print's last bytecode
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
         ends.append((process.returncode, traceback_frames(stderr),
