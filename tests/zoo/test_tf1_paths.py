@@ -308,6 +308,8 @@ def test_tf1_imports_resolve_as_tf_1_15_gave_them(importable):
         from tensorflow.python.layers import core
         from tensorflow.python.framework import ops
         from tensorflow.python.estimator.model_fn import EstimatorSpec
+        from tensorflow.keras import layers as keras_layers
+        import tensorflow.python.keras as python_keras
     """})  # fmt: skip
     zoo.compat.install(tf1_paths=[importable])
     import names
@@ -318,6 +320,8 @@ def test_tf1_imports_resolve_as_tf_1_15_gave_them(importable):
     assert names.contrib is tf.compat.v1.contrib and names.core is tf1.core
     assert names.ops is sys.modules["tensorflow.python.framework.ops"]
     assert names.EstimatorSpec is zoo.compat.estimator.EstimatorSpec
+    assert names.keras_layers is tf.compat.v1.keras.layers  # whatever compat.v1 holds
+    assert names.python_keras is tf.compat.v1.keras
 
 
 def test_a_tf1_module_s_traceback_shows_its_own_lines_only(importable):
