@@ -263,6 +263,9 @@ def _text(found):
 def main(argv):
     """``check DIR [--json FILE]``; returns the exit status."""
     usage = "usage: python -m zoo.compat check DIR [--json FILE]"
+    if argv[:1] in (["-h"], ["--help"]):
+        print(f"{usage}\n\n{__doc__}")
+        return 0
     args = list(argv)
     json_file = None
     if "--json" in args:
