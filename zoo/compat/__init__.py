@@ -29,6 +29,13 @@ Usage::
     ...
     with zoo.compat.installed():  # or for a block only
         logits = tf.compat.v1.layers.dense(x, 10)
+
+    zoo.compat.install(tf1_paths=["old_repo"])  # old_repo's modules: TF 1.15's API
+    import model                                # old_repo/model.py, as it is
+
+``python -m zoo.compat run SCRIPT`` runs a TF1 program so, and ``python -m
+zoo.compat check DIR`` reports the TF 1.x names a repository uses
+(docs/tf1-paths.md).
 """
 
 import contextlib
@@ -82,7 +89,7 @@ def check_version(version):
         )
 
 
-def install():
+def install(tf1_paths=()):
     """Makes TF1 code run as written: ``tf.compat.v1.layers`` and tf-slim 1.1.0.
 
     Imports ``tensorflow.compat.v1`` (as TF1 code does) to change its ``layers``
@@ -90,19 +97,32 @@ def install():
 
     Idempotent: a second call changes nothing and returns an empty list.
 
+    Args:
+        tf1_paths: folders whose modules (source files under them, imported from
+            now on) see TensorFlow 1.15's API as they are:
+            ``import tensorflow as tf`` gives ``tf.compat.v1``, v2 behaviour is
+            turned off at the first such import (:mod:`zoo.compat.tf1_paths`).
+
     Returns:
         The names of what was changed now, e.g.
         ``["tensorflow.compat.v1.layers", ...]``.
 
     Raises:
-        ZooError: a TensorFlow outside the tested range (:data:`TESTED`).
+        ZooError: a TensorFlow outside the tested range (:data:`TESTED`), or a
+            tf1 path that is no folder (then nothing is changed).
     """
     import tensorflow as tf
 
     check_version(tf.__version__)
+    by_path = []
+    if tf1_paths:
+        from zoo.compat.tf1_paths import MetaPathChange
+
+        by_path.append(MetaPathChange([tf1_paths] if isinstance(tf1_paths, str)
+                                      else tf1_paths))  # fmt: skip
     changed = []
     with _lock:
-        for change in changes():
+        for change in [*changes(), *by_path]:
             before = change.current()
             if before is change.value or (before is not ABSENT and not change.replace):
                 continue
