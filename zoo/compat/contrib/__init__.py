@@ -53,6 +53,8 @@ SOURCES = {
     "seq2seq": ("layers.tf1.seq2seq",),
     "legacy_seq2seq": ("layers.tf1.legacy_seq2seq",),
     "tpu": ("zoo.compat.estimator.tpu",),
+    # issue 50, contrib half
+    "crf": ("zoo.compat.contrib.crf",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of

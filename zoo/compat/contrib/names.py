@@ -149,13 +149,19 @@ NAMES = {
         read_batch_features extract_pandas_data extract_pandas_labels
         extract_pandas_matrix
     """.split()),
+    # issue 50, contrib half
+    "crf": frozenset("""
+        crf_sequence_score crf_log_norm crf_log_likelihood crf_unary_score
+        crf_binary_score CrfForwardRnnCell viterbi_decode crf_decode
+        CrfDecodeForwardRnnCell CrfDecodeBackwardRnnCell crf_multitag_sequence_score
+        crf_forward
+    """.split()),
 }  # fmt: skip
 
 # "module" or "module.name" -> the nearest replacement on TensorFlow 2.21.
 REPLACEMENTS = {
     "cudnn_rnn": "tf.compat.v1.nn.rnn_cell.LSTMCell under zoo.compat.install() "
     "(the same math on CPU), or keras.layers.LSTM",
-    "crf": "tensorflow_addons.text (crf_log_likelihood, crf_decode)",
     "distributions": "tensorflow_probability.distributions",
     "bayesflow": "tensorflow_probability",
     "opt": "tf.compat.v1.train optimizers, or keras.optimizers (AdamW, Lion)",
