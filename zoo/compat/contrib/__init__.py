@@ -55,6 +55,7 @@ SOURCES = {
     "tpu": ("zoo.compat.estimator.tpu",),
     # issue 50, contrib half
     "crf": ("zoo.compat.contrib.crf",),
+    "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of
@@ -67,6 +68,8 @@ ALIASES = {
     "legacy_seq2seq.python.ops.seq2seq": "legacy_seq2seq",
     **{f"layers.python.layers.{leaf}": "layers" for leaf in (
         "layers", "initializers", "regularizers")},
+    # issue 50, contrib half
+    "learn.python.learn.datasets.mnist": "learn.datasets.mnist",
 }  # fmt: skip
 
 PIP = {"tf_slim": "tf-slim"}  # a provider's top module -> its package, if not ours
