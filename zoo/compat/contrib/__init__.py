@@ -56,6 +56,9 @@ SOURCES = {
     # issue 50, contrib half
     "crf": ("zoo.compat.contrib.crf",),
     "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
+    "staging": ("tensorflow.python.ops.data_flow_ops",),  # TF 1.15's StagingArea itself
+    "tensorboard.plugins.projector": ("tensorboard.plugins.projector",),
+    "factorization": ("zoo.compat.contrib.factorization",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of
@@ -70,9 +73,11 @@ ALIASES = {
         "layers", "initializers", "regularizers")},
     # issue 50, contrib half
     "learn.python.learn.datasets.mnist": "learn.datasets.mnist",
+    "factorization.python.ops.clustering_ops": "factorization",
 }  # fmt: skip
 
-PIP = {"tf_slim": "tf-slim"}  # a provider's top module -> its package, if not ours
+# a provider's top module -> its package, if not ours
+PIP = {"tf_slim": "tf-slim", "tensorboard": "tensorboard"}
 
 
 class ContribError(ZooError, AttributeError):

@@ -156,6 +156,14 @@ NAMES = {
         CrfDecodeForwardRnnCell CrfDecodeBackwardRnnCell crf_multitag_sequence_score
         crf_forward
     """.split()),
+    "staging": frozenset({"StagingArea"}),
+    "tensorboard.plugins.projector": frozenset({
+        "ProjectorConfig", "EmbeddingInfo", "SpriteMetadata", "visualize_embeddings"}),
+    "factorization": frozenset("""
+        COSINE_DISTANCE GMM gmm GmmAlgorithm KMeans KMEANS_PLUS_PLUS_INIT KMC2_INIT
+        KMeansClustering RANDOM_INIT SQUARED_EUCLIDEAN_DISTANCE
+        WALSMatrixFactorization WALSModel
+    """.split()),
 }  # fmt: skip
 
 # "module" or "module.name" -> the nearest replacement on TensorFlow 2.21.
@@ -200,4 +208,14 @@ REPLACEMENTS = {
     "training.HParamDef": "HParams(**values) and HParams.to_json()",
     "training.bucket_by_sequence_length": "tf.data.experimental."
     "bucket_by_sequence_length",
+    # issue 50, contrib half
+    "factorization.KMeansClustering": "tf.contrib.factorization.KMeans (the graph: "
+    "training_graph() run in a loop), or sklearn.cluster.KMeans",
+    **dict.fromkeys(("factorization.GMM", "factorization.gmm",
+                     "factorization.GmmAlgorithm"),
+                    "sklearn.mixture.GaussianMixture, or tensorflow_probability's "
+                    "MixtureSameFamily fitted by an optimizer"),
+    **dict.fromkeys(("factorization.WALSModel", "factorization.WALSMatrixFactorization"),
+                    "a matrix factorization on tf.compat.v1.get_variable with an "
+                    "optimizer, or the implicit package's AlternatingLeastSquares"),
 }  # fmt: skip
