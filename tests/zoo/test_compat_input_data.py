@@ -97,7 +97,7 @@ def test_next_batch_draws_tf115s_order_across_epochs(idx_dir):
                                dtype=tf.uint8, seed=3)  # fmt: skip
     found = [fresh.next_batch(size) for size in sizes]
     expected = tf115_batches(images * 255, labels, 3, sizes)
-    for (got_x, got_y), (want_x, want_y) in zip(found, expected):
+    for (got_x, got_y), (want_x, want_y) in zip(found, expected, strict=True):
         np.testing.assert_array_equal(got_x, want_x.reshape(len(want_x), -1))
         np.testing.assert_array_equal(got_y, want_y)
     assert fresh.epochs_completed == 2

@@ -19,7 +19,7 @@ LENGTHS = np.array([4, 3, 1, 0, 2], np.int32)  # a full one, shorter ones, 1 and
 
 def path_score(unary, transitions, tags):
     return unary[np.arange(len(tags)), tags].sum() + sum(
-        transitions[a, b] for a, b in zip(tags[:-1], tags[1:]))  # fmt: skip
+        transitions[a, b] for a, b in zip(tags[:-1], tags[1:], strict=True))  # fmt: skip
 
 
 def brute_force(unary, transitions, length):
@@ -65,8 +65,8 @@ def test_log_likelihood_norm_and_decode_match_brute_force(case):
     assert same is matrix
     for i, length in enumerate(LENGTHS):
         log_z, path, score = brute_force(unary[i], transitions, length)
-        assert found[3][i] == pytest.approx(forward_algorithm(unary[i], transitions, length),
-                                            abs=1e-5)  # fmt: skip
+        forward = forward_algorithm(unary[i], transitions, length)
+        assert found[3][i] == pytest.approx(forward, abs=1e-5)
         assert found[3][i] == pytest.approx(log_z, abs=1e-5)
         expected = path_score(unary[i, :length], transitions, tags[i, :length]) - log_z
         assert found[0][i] == pytest.approx(expected if length else 0.0, abs=1e-5)
@@ -139,7 +139,7 @@ def test_bad_shapes_name_the_argument(case):
                            r"transition_params of shape \[3, 3\].*found shape \(4, 4\)"):
             crf.crf_log_likelihood(tf.constant(unary), tags, LENGTHS, tf.zeros([4, 4]))
         unknown = v1.placeholder(tf.float32, [None, None, None])
-        with pytest.raises(ShapeError, match="crf_decode: expected inputs .*known num_tags"):
+        with pytest.raises(ShapeError, match="crf_decode: expected inputs .*num_tags"):
             crf.crf_decode(unknown, transitions, LENGTHS)
     with pytest.raises(ShapeError, match=r"viterbi_decode: expected score \[seq_len >= 1"):
         crf.viterbi_decode(np.zeros((0, NUM_TAGS)), transitions)

@@ -18,7 +18,8 @@ CENTERS = np.array([[0.0, 0.0], [5.0, 5.0], [-5.0, 5.0]], np.float32)
 @pytest.fixture
 def points():
     rng = np.random.default_rng(0)
-    return (CENTERS[rng.integers(0, 3, 90)] + rng.normal(0, 0.5, (90, 2))).astype(np.float32)
+    noise = rng.normal(0, 0.5, (90, 2))
+    return (CENTERS[rng.integers(0, 3, 90)] + noise).astype(np.float32)
 
 
 def lloyd_step(data, centers):

@@ -3,6 +3,7 @@ tensorflow.python.ops.data_flow_ops, as TF 1.15's contrib re-exported it) and
 tf.contrib.tensorboard.plugins.projector (the tensorboard package's) under install()."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -67,12 +68,11 @@ def test_projector_writes_tensorboards_config(tmp_path):
 
 
 def test_projector_without_tensorboard_names_the_package(monkeypatch):
-    import sys
-
     path = "tensorboard.plugins.projector"
     projector = ContribModule(path, SOURCES[path], NAMES[path])  # nothing looked up yet
-    for name in ["tensorboard", *(n for n in sys.modules if n.startswith("tensorboard."))]:
+    loaded = [name for name in sys.modules if name.startswith("tensorboard.")]
+    for name in ["tensorboard", *loaded]:
         monkeypatch.setitem(sys.modules, name, None)  # as if not installed
-    with pytest.raises(ContribError, match="expected module tensorboard.* found none installed; pip install "
-                       "tensorboard"):
+    with pytest.raises(ContribError, match="expected module tensorboard.* found none "
+                       "installed; pip install tensorboard"):
         projector.ProjectorConfig  # noqa: B018

@@ -118,13 +118,13 @@ class KMeans:
         if self._cosine and not self._clusters_l2_normalized():
             clusters = _normalize(clusters)
         output = []
-        for inp, score in zip(inputs, all_scores):
+        for inp, score in zip(inputs, all_scores, strict=True):
             indices, distances = tf.raw_ops.NearestNeighbors(
                 points=inp, centers=clusters, k=tf.constant(1, tf.int64))
             if self._cosine:  # the squared distance of unit vectors, halved
                 distances *= 0.5
             output.append((score, tf.squeeze(distances, [-1]), tf.squeeze(indices, [-1])))
-        return tuple(zip(*output))
+        return tuple(zip(*output, strict=True))
 
     def training_graph(self):
         """The k-means training graph.
@@ -166,10 +166,10 @@ class KMeans:
     def _full_batch_training_op(self, inputs, num_clusters, cluster_idx_list, centers):
         """Every center to the mean of its points."""
         sums = [tf.math.unsorted_segment_sum(inp, idx, num_clusters)
-                for inp, idx in zip(inputs, cluster_idx_list)]  # fmt: skip
+                for inp, idx in zip(inputs, cluster_idx_list, strict=True)]  # fmt: skip
         counts = [tf.math.unsorted_segment_sum(tf.ones([tf.shape(inp)[0], 1]), idx,
                                                num_clusters)
-                  for inp, idx in zip(inputs, cluster_idx_list)]  # fmt: skip
+                  for inp, idx in zip(inputs, cluster_idx_list, strict=True)]  # fmt: skip
         epsilon = tf.constant(1e-6, inputs[0].dtype)
         new_centers = tf.add_n(sums) / (tf.cast(tf.add_n(counts), sums[0].dtype) + epsilon)
         if self._clusters_l2_normalized():
@@ -179,7 +179,7 @@ class KMeans:
     def _mini_batch_training_op(self, inputs, cluster_idx_list, centers, total_counts):
         """Each center moved by ``(sum(points) - k * center) / (count + k)``."""
         updates = []
-        for inp, cluster_idx in zip(inputs, cluster_idx_list):
+        for inp, cluster_idx in zip(inputs, cluster_idx_list, strict=True):
             unique_ids, unique_idx = tf.unique(tf.reshape(cluster_idx, [-1]))
             num_unique = tf.size(unique_ids)
             old_counts = tf.gather(total_counts, unique_ids)
@@ -191,8 +191,10 @@ class KMeans:
             center_updates *= tf.math.reciprocal(
                 tf.cast(old_counts + count_updates, inp.dtype))[:, None]
             with tf.control_dependencies([center_updates]):  # the old values read first
-                updates += [v1.scatter_add(total_counts, unique_ids, count_updates),
-                            v1.scatter_add(centers, unique_ids, center_updates)]  # fmt: skip
+                updates += [
+                    v1.scatter_add(total_counts, unique_ids, count_updates),
+                    v1.scatter_add(centers, unique_ids, center_updates),
+                ]
         return tf.group(*updates)
 
 
