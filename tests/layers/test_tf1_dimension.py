@@ -32,7 +32,8 @@ def test_layers_and_cells_take_dimensions_as_ints(graph):
     y = tf1.conv2d(x, filters=D(4), kernel_size=(D(3), 3), strides=D(1), padding="same")
     y = tf1.max_pooling2d(y, pool_size=D(2), strides=(2, D(2)))
     z = tf1.dense(tf1.flatten(y), units=D(5))
-    series = tf1.conv1d(v1.placeholder(tf.float32, [2, 6, 3]), filters=D(4), kernel_size=D(2))
+    sequence = v1.placeholder(tf.float32, [2, 6, 3])
+    series = tf1.conv1d(sequence, filters=D(4), kernel_size=D(2))
     assert z.shape.as_list() == [2, 5] and series.shape.as_list() == [2, 5, 4]
     shapes = {v.op.name: v.shape.as_list() for v in v1.trainable_variables()}
     assert shapes["conv2d/kernel"] == [3, 3, 3, 4] and shapes["dense/kernel"] == [64, 5]
