@@ -159,3 +159,16 @@ class Unprepared:
     @staticmethod
     def is_prepared():
         return False
+
+
+def test_contrib_learn_datasets_has_mnist_and_names_the_rest():
+    zoo.compat.install()
+    datasets = tf.contrib.learn.datasets
+    from tensorflow.examples.tutorials.mnist import input_data
+
+    assert datasets.mnist.read_data_sets is input_data.read_data_sets
+    with pytest.raises(ZooError, match="learn.datasets.load_dataset, which it does not "
+                       "provide; use tf.keras.datasets, or zoo.data"):
+        datasets.load_dataset  # noqa: B018
+    with pytest.raises(ZooError, match="found 'foo', which TF 1.15 never had there"):
+        datasets.foo  # noqa: B018

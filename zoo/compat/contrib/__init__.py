@@ -55,6 +55,7 @@ SOURCES = {
     "tpu": ("zoo.compat.estimator.tpu",),
     # issue 50, contrib half
     "crf": ("zoo.compat.contrib.crf",),
+    "learn.datasets": (),  # its module mnist only; its other names raise the error
     "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
     "staging": ("tensorflow.python.ops.data_flow_ops",),  # TF 1.15's StagingArea itself
     "tensorboard.plugins.projector": ("tensorboard.plugins.projector",),
@@ -158,7 +159,7 @@ class ContribModule(types.ModuleType):
         )
 
     def _never(self, label, name):
-        if not self._zoo_sources and self._zoo_path:  # a path between modules
+        if not self._zoo_sources and not self._zoo_names and self._zoo_path:  # a path
             return ContribError(
                 f"{label}: expected one of {sorted(self._zoo_children)} (the modules "
                 f"zoo.compat maps under {self.__name__}), found {name!r}; import the "

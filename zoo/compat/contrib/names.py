@@ -156,6 +156,8 @@ NAMES = {
         CrfDecodeForwardRnnCell CrfDecodeBackwardRnnCell crf_multitag_sequence_score
         crf_forward
     """.split()),
+    "learn.datasets": frozenset({"base", "mnist", "synthetic", "text_datasets",
+                                 "load_dataset", "make_dataset", "DATASETS"}),
     "staging": frozenset({"StagingArea"}),
     "tensorboard.plugins.projector": frozenset({
         "ProjectorConfig", "EmbeddingInfo", "SpriteMetadata", "visualize_embeddings"}),
@@ -209,6 +211,22 @@ REPLACEMENTS = {
     "training.bucket_by_sequence_length": "tf.data.experimental."
     "bucket_by_sequence_length",
     # issue 50, contrib half
+    **{f"learn.datasets.{name}": "tf.keras.datasets, or zoo.data (MNIST: "
+       "tf.contrib.learn.datasets.mnist.read_data_sets)" for name in (
+           "base", "synthetic", "text_datasets", "load_dataset", "make_dataset",
+           "DATASETS")},
+    "distribute": "tf.distribute (MirroredStrategy, ...), or zoo.parallel",
+    "util": "tf.get_static_value (constant_value), tf.make_ndarray, tf.make_tensor_proto",
+    "session_bundle": "tf.compat.v1.saved_model.load",
+    "compiler": "tf.function(jit_compile=True)",
+    "graph_editor": "tf.compat.v1.graph_util, or rebuild the graph",
+    "tensor_forest": "the tensorflow_decision_forests package",
+    "linear_optimizer": "tf.compat.v1.estimator.LinearClassifier",
+    "linalg": "tf.linalg",
+    "tfprof": "tf.compat.v1.profiler",
+    "nn": "tf.nn",
+    **dict.fromkeys(("nccl", "all_reduce", "mpi_collectives"),
+                    "tf.distribute's collective ops, or zoo.parallel"),
     "factorization.KMeansClustering": "tf.contrib.factorization.KMeans (the graph: "
     "training_graph() run in a loop), or sklearn.cluster.KMeans",
     **dict.fromkeys(("factorization.GMM", "factorization.gmm",
