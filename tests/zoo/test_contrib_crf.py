@@ -141,6 +141,16 @@ def test_bad_shapes_name_the_argument(case):
         unknown = v1.placeholder(tf.float32, [None, None, None])
         with pytest.raises(ShapeError, match="crf_decode: expected inputs .*num_tags"):
             crf.crf_decode(unknown, transitions, LENGTHS)
+        with pytest.raises(ShapeError, match="crf_log_norm: expected inputs with at least "
+                           "one time step, found shape \\(5, 0, 3\\)"):
+            crf.crf_log_norm(tf.zeros([5, 0, 3]), LENGTHS, transitions)
+        tags_out_of_range = np.full_like(tags, NUM_TAGS)  # TF's own error when run
+        scores = crf.crf_sequence_score(tf.constant(unary), tags_out_of_range, LENGTHS,
+                                        tf.constant(transitions))  # fmt: skip
+        out_of_range = r"indices.* = 3 is not in \[0, 3\)"
+        with v1.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
+                                                 match=out_of_range):
+            sess.run(scores)
     with pytest.raises(ShapeError, match=r"viterbi_decode: expected score \[seq_len >= 1"):
         crf.viterbi_decode(np.zeros((0, NUM_TAGS)), transitions)
     with pytest.raises(ShapeError, match=r"viterbi_decode: expected transition_params"):

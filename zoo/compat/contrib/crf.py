@@ -33,8 +33,8 @@ def _num_tags(owner, inputs, transition_params=None):
     against a ``[num_tags, num_tags]`` transition matrix.
 
     Raises:
-        ShapeError: inputs not of rank 3 or of unknown depth, or a transition
-            matrix of another shape.
+        ShapeError: inputs not of rank 3, of unknown depth or of no time step, or a
+            transition matrix of another shape.
     """
     shape = tf.TensorShape(inputs.shape)
     depth = tf.compat.dimension_value(shape[-1]) if shape.rank == 3 else None
@@ -43,6 +43,11 @@ def _num_tags(owner, inputs, transition_params=None):
             f"{owner}: expected inputs [batch_size, max_seq_len, num_tags] with a known "
             f"num_tags, found shape {shape}; give the unary scores a static last "
             "dimension (the number of tags)"
+        )
+    if tf.compat.dimension_value(shape[1]) == 0:
+        raise ShapeError(
+            f"{owner}: expected inputs with at least one time step, found shape {shape}; "
+            "pad empty sequences to length 1 and give them sequence length 0"
         )
     if transition_params is not None:
         found = tf.TensorShape(transition_params.shape)
