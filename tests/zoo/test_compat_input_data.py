@@ -172,3 +172,21 @@ def test_contrib_learn_datasets_has_mnist_and_names_the_rest():
         datasets.load_dataset  # noqa: B018
     with pytest.raises(ZooError, match="found 'foo', which TF 1.15 never had there"):
         datasets.foo  # noqa: B018
+
+
+def test_real_mnist_test_split_alone_is_named_and_linked_it_loads(mnist_test_dir, tmp_path,
+                                                                  monkeypatch):  # fmt: skip
+    zoo.compat.install()
+    from tensorflow.examples.tutorials.mnist import input_data
+
+    monkeypatch.setenv("ZOO_DATA_DIR", mnist_test_dir)
+    with pytest.raises(DataError, match=r"expected a training split in .*"
+                       r"\(\$ZOO_DATA_DIR\), found only the test files"):
+        input_data.read_data_sets(str(tmp_path / "MNIST_data"))
+    for split in ("train", "t10k"):  # the test split standing in for both
+        for kind in ("images-idx3-ubyte.gz", "labels-idx1-ubyte.gz"):
+            source = os.path.join(mnist_test_dir, f"t10k-{kind}")
+            os.symlink(source, tmp_path / f"{split}-{kind}")
+    data = input_data.read_data_sets(str(tmp_path), one_hot=True)
+    assert (data.train.num_examples, data.validation.num_examples) == (5000, 5000)
+    np.testing.assert_array_equal(data.validation.labels, data.test.labels[:5000])
