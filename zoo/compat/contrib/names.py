@@ -199,7 +199,6 @@ REPLACEMENTS = {
     "learn.learn_runner": "tf.compat.v1.estimator.train_and_evaluate",
     "learn.RunConfig": "tf.compat.v1.estimator.RunConfig",
     "learn.Estimator": "tf.compat.v1.estimator.Estimator",
-    "learn.datasets": "tf.keras.datasets, or zoo.data",
     "data.batch_and_drop_remainder": "dataset.batch(n, drop_remainder=True)",
     "data.padded_batch_and_drop_remainder": "dataset.padded_batch(n, shapes, "
     "drop_remainder=True)",
