@@ -151,6 +151,9 @@ def test_errors_name_the_folder_and_the_fix(idx_dir, tmp_path, monkeypatch):
         input_data.read_data_sets(make_idx_dir(tmp_path, 20, 5), validation_size=30)
     with pytest.raises(TypeError, match="Invalid image dtype .*expected uint8 or float32"):
         input_data.read_data_sets(idx_dir, dtype=tf.int32)
+    with pytest.raises(ZooError, match=r"DataSet: expected as many labels as images, found "
+                       r"images.shape: \(4, 28, 28, 1\) labels.shape: \(3,\)"):
+        input_data.DataSet(np.zeros((4, 28, 28, 1), np.uint8), np.zeros(3, np.uint8))
 
 
 class Unprepared:
