@@ -11,11 +11,14 @@ of :mod:`layers.errors`::
     # ZooError: towers: expected the number of towers to be an int >= 1, found 0;
     #           pass towers=1 or more
 
-Booleans are never taken for numbers (``True`` is not a count of 1).
+Booleans are never taken for numbers (``True`` is not a count of 1). A TF1
+``Dimension`` of known value is an int, as TF 1.x's ``int()`` conversions took it
+(:func:`int_value`); ``Dimension(None)`` is not.
 """
 
 import math
 import numbers
+import operator
 
 from layers.errors import ZooError
 
@@ -36,8 +39,29 @@ def require(owner, problem, fix, error=ZooError):
         raise error(f"{owner}: {problem}; {fix}")
 
 
+def int_value(value):
+    """``value`` as TF 1.x's ``int()`` took it where an int was due: a TF1
+    ``Dimension`` of known value (``tf.compat.v1.Dimension(4)``, ``x.shape[-1]``
+    under TF1's shapes) as its int; anything else as it is (``Dimension(None)``,
+    a float, a bool), for :func:`int_problem` to name.
+
+    Args:
+        value: an int, a ``Dimension``, or anything.
+
+    Returns:
+        An int for a value with ``__index__`` that is not a bool, else ``value``.
+    """
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:  # Dimension(None): __index__ returns None
+        return value
+
+
 def int_problem(value, minimum=1, maximum=None, name=None):
-    """What is wrong with ``value`` as an int in ``[minimum, maximum]``, or None.
+    """What is wrong with ``value`` as an int in ``[minimum, maximum]``, or None
+    (a ``Dimension`` of known value is an int: :func:`int_value`).
 
     Args:
         value: the value to check.
@@ -46,6 +70,7 @@ def int_problem(value, minimum=1, maximum=None, name=None):
         name: what the value is, in the message (``"the batch size"``); None
             leaves it out (``"expected an int >= 1, found 0"``).
     """
+    value = int_value(value)
     is_int = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if is_int and _within(value, minimum, maximum, False, False):
         return None

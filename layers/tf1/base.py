@@ -11,7 +11,7 @@ import weakref
 
 import tensorflow as tf
 
-from layers.checks import choice_problem, int_problem, require
+from layers.checks import choice_problem, int_problem, int_value, require
 from layers.errors import ShapeError, ZooError
 from layers.normalization import check_training as check_scalar_training
 from layers.variables import (
@@ -367,10 +367,11 @@ def settings(initializer=None, regularizer=None, constraint=None):
 
 def sizes(owner, value, rank, what):
     """``value`` (an int, or ``rank`` ints in a list, tuple or ``tf.TensorShape``;
-    each >= 1) as a tuple of ``rank`` ints."""
+    each >= 1; TF1 ``Dimension`` s too) as a tuple of ``rank`` ints."""
     if isinstance(value, tf.TensorShape) and value.rank is not None:
         value = tuple(value.as_list())
     values = tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
+    values = tuple(map(int_value, values))
     problems = [int_problem(item, name=what) for item in values]
     if len(values) != rank:
         problems = [f"expected {what} to be an int or {rank} ints, found {value!r}"]

@@ -3,7 +3,7 @@
 
 import tensorflow as tf
 
-from layers.checks import int_problem, require
+from layers.checks import int_problem, int_value, require
 from layers.errors import ShapeError
 from layers.tf1.base import (
     ZEROS,
@@ -49,7 +49,7 @@ class Convolution(Projection):
         )
         owner = self._base_name
         require(owner, int_problem(filters, name="filters"), "pass e.g. filters=32")
-        self.filters = filters
+        self.filters = int_value(filters)
         self.kernel_size = sizes(owner, kernel_size, self.rank, "kernel_size")
         self.strides = sizes(owner, strides, self.rank, "strides")
         self.dilation_rate = sizes(owner, dilation_rate, self.rank, "dilation_rate")
@@ -233,7 +233,7 @@ class Separable(Convolution):
             int_problem(depth_multiplier, name="depth_multiplier"),
             "pass e.g. depth_multiplier=1",
         )
-        self.depth_multiplier = depth_multiplier
+        self.depth_multiplier = int_value(depth_multiplier)
         self._project(
             activation,
             use_bias,

@@ -4,7 +4,7 @@ import math
 
 import tensorflow as tf
 
-from layers.checks import int_problem, probability_problem, require
+from layers.checks import int_problem, int_value, probability_problem, require
 from layers.tf1.base import (
     ZEROS,
     Layer,
@@ -36,7 +36,7 @@ class Dense(Projection):
             trainable, name, activity_regularizer=activity_regularizer, **kwargs
         )
         require(self._base_name, int_problem(units, name="units"), "pass e.g. units=10")
-        self.units = units
+        self.units = int_value(units)
         self._project(
             activation,
             use_bias,

@@ -39,7 +39,13 @@ import contextlib
 
 import tensorflow as tf
 
-from layers.checks import int_problem, number_problem, probability_problem, require
+from layers.checks import (
+    int_problem,
+    int_value,
+    number_problem,
+    probability_problem,
+    require,
+)
 from layers.errors import ShapeError
 from layers.normalization import check_training
 from layers.tf1.base import ONES, ZEROS, Layer, function_form
@@ -112,7 +118,8 @@ class BatchNormalization(Layer):
         self.renorm, self.renorm_clipping = renorm, renorm_clipping or {}
         self.renorm_momentum = renorm_momentum
         self.fused = True if fused is None else fused  # TF 1.15: decided again in build
-        self.virtual_batch_size, self.adjustment = virtual_batch_size, adjustment
+        self.virtual_batch_size = int_value(virtual_batch_size)
+        self.adjustment = adjustment
         # TF's own switch (its tests turn it off): True, the fused path moves the
         # moving variance toward the unbiased batch variance; False, the biased one.
         self._bessels_correction_test_only = True

@@ -37,7 +37,13 @@ import numbers
 
 import tensorflow as tf
 
-from layers.checks import int_problem, number_problem, probability_problem, require
+from layers.checks import (
+    int_problem,
+    int_value,
+    number_problem,
+    probability_problem,
+    require,
+)
 from layers.errors import ShapeError, ZooError
 from layers.tf1.base import UNSUPPORTED, ZEROS, Layer
 
@@ -258,7 +264,8 @@ class UnitsCell(RNNCell):
         super().__init__(name=name, dtype=dtype, _reuse=reuse, **kwargs)
         problem = int_problem(num_units, name="num_units")
         require(self._base_name, problem, "pass e.g. num_units=128")
-        self._num_units, self._activation = num_units, activation_function(activation)
+        self._num_units = int_value(num_units)
+        self._activation = activation_function(activation)
 
     @property
     def state_size(self):
@@ -425,7 +432,8 @@ class LSTMCell(UnitsCell):
         require(owner, f"expected no {given}, found {shards}" if given else None,
                 f"TF 1.15 deprecated them; {UNSUPPORTED}")  # fmt: skip
         self._use_peepholes, self._initializer = use_peepholes, initializer
-        self._cell_clip, self._proj_clip, self._num_proj = cell_clip, proj_clip, num_proj
+        self._cell_clip, self._proj_clip = cell_clip, proj_clip
+        self._num_proj = int_value(num_proj)
         self._forget_bias, self._state_is_tuple = forget_bias, state_is_tuple
 
     @property

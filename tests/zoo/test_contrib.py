@@ -144,8 +144,8 @@ def test_a_contrib_layers_program_has_tf1_names_shares_and_normalizes(graph):
         ("tf.contrib.layers.real_valued_column", "found TF 1.15's tensorflow.contrib."
          "layers.real_valued_column, which it does not provide; use tf.feature_column."
          "numeric_column"),
-        ("tf.contrib.crf", "found TF 1.15's tensorflow.contrib.crf, which it does not "
-         "map; use tensorflow_addons.text"),
+        ("tf.contrib.distributions", "found TF 1.15's tensorflow.contrib.distributions, "
+         "which it does not map; use tensorflow_probability.distributions"),
         ("tf.contrib.nope", "found 'nope', which TF 1.15 never had there"),
         ("tf.contrib.data.sliding_window_batch", "use dataset.window(size, shift)"),
     ],
@@ -159,9 +159,9 @@ def test_what_is_not_mapped_names_tf_1_15s_module_and_the_replacement(name, word
 
 def test_imports_of_what_is_not_mapped_raise_the_same_error():
     zoo.compat.install()
-    assert not hasattr(tf.contrib.rnn, "Bar") and getattr(tf.contrib, "crf", 1) == 1
-    with pytest.raises(ContribError, match="tensorflow.contrib.crf, which it does not map"):
-        import tensorflow.contrib.crf  # noqa: F401
+    assert not hasattr(tf.contrib.rnn, "Bar") and getattr(tf.contrib, "gan", 1) == 1
+    with pytest.raises(ContribError, match="tensorflow.contrib.gan, which it does not map"):
+        import tensorflow.contrib.gan  # noqa: F401
     with pytest.raises(ContribError, match="found 'Bar', which TF 1.15 never had"):
         from tensorflow.contrib.rnn import Bar  # noqa: F401
     with pytest.raises(ContribError, match=r"expected one of \['ops'\]"):

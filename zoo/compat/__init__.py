@@ -17,7 +17,9 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
   names mapped to ours or tf-slim's;
 * :mod:`zoo.compat.estimator`: ``tf.estimator`` and ``tf.compat.v1.estimator``
   (TF 1.15's Estimator, canned estimators, export, TPUEstimator on CPU) and the
-  module paths programs import (``tensorflow_estimator...``).
+  module paths programs import (``tensorflow_estimator...``);
+* :mod:`zoo.compat.examples`: ``tensorflow.examples.tutorials.mnist.input_data``
+  (TF 1.x's MNIST tutorials' ``read_data_sets``).
 
 Importing this package changes nothing and does not import TensorFlow.
 
@@ -52,7 +54,8 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version"
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
 # in order
-PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator")
+PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator",
+         "examples")
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order

@@ -16,7 +16,7 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "zoo.data.loaders": (
             "DATASETS", "FILES", "IMAGE_SIDE", "KNOWN_LABELS", "MAX_EXAMPLES", "N_CLASSES",
             "N_PIXELS", "DataIdentity", "DataSet", "DataSets", "identify", "load_mnist",
-            "network_reachable", "read_idx", "read_idx_header", "write_idx",
+            "load_splits", "network_reachable", "read_idx", "read_idx_header", "write_idx",
         ),
     },
 )  # fmt: skip

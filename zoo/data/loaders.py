@@ -391,11 +391,7 @@ def load_mnist(dataset=None, data_dir=None, validation=5000, one_hot=True, seed=
             other dataset, too large a validation split, or no local files and
             no network for tfds.
     """
-    identity = identify(dataset, data_dir)
-    if identity.md5 is None:
-        splits = _load_tfds(identity.name)
-    else:
-        splits = _load_idx_dir(identity.source)
+    identity, splits = load_splits(dataset, data_dir)
     source = identity.source
     train_images, train_labels = splits["train"]
     if validation > len(train_images) and len(train_images):
@@ -423,6 +419,27 @@ def load_mnist(dataset=None, data_dir=None, validation=5000, one_hot=True, seed=
         source=source,
         md5=identity.md5,
     )
+
+
+def load_splits(dataset=None, data_dir=None):
+    """The train and test splits as their files hold them, from the sources of
+    :func:`load_mnist`.
+
+    Args:
+        dataset, data_dir: as :func:`load_mnist`.
+
+    Returns:
+        ``(identity, splits)``: the :class:`DataIdentity`, and ``{"train": (images,
+        labels), "test": (images, labels)}`` of uint8 arrays, images ``[n, 28, 28]``
+        (empty train arrays for a directory of test files only).
+
+    Raises:
+        DataError: as :func:`load_mnist`.
+    """
+    identity = identify(dataset, data_dir)
+    if identity.md5 is None:
+        return identity, _load_tfds(identity.name)
+    return identity, _load_idx_dir(identity.source)
 
 
 def _check_dataset_name(dataset):

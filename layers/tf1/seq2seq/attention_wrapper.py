@@ -20,7 +20,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from layers.checks import choice_problem, require
+from layers.checks import choice_problem, int_value, require
 from layers.errors import ShapeError, ZooError
 from layers.tf1.core import Dense
 from layers.tf1.rnn_cell import RNNCell, structure, zeros
@@ -172,7 +172,7 @@ class _BaseAttentionMechanism(AttentionMechanism):
             score_mask_value=score_mask_value, custom_key_value_fn=custom_key_value_fn,
             name=name, dtype=dtype,
         )  # fmt: skip
-        self._num_units = num_units
+        self._num_units = int_value(num_units)
 
     @property
     def memory_layer(self):

@@ -15,7 +15,7 @@ import collections
 
 import tensorflow as tf
 
-from layers.checks import int_problem, require
+from layers.checks import int_problem, int_value, require
 from layers.errors import ShapeError
 from layers.tf1.seq2seq.attention_wrapper import AttentionWrapperState
 from layers.tf1.seq2seq.basic_decoder import check_cell, check_state
@@ -153,7 +153,7 @@ class BeamSearchDecoder(Decoder):
         self._start_tokens, self._end_token = start_and_end_tokens(
             "BeamSearchDecoder", start_tokens, end_token
         )
-        self._beam_width = beam_width
+        self._beam_width = int_value(beam_width)
         self._length_penalty_weight = length_penalty_weight
         self._coverage_penalty_weight = coverage_penalty_weight
         self._reorder_tensor_arrays = reorder_tensor_arrays

@@ -53,6 +53,13 @@ SOURCES = {
     "seq2seq": ("layers.tf1.seq2seq",),
     "legacy_seq2seq": ("layers.tf1.legacy_seq2seq",),
     "tpu": ("zoo.compat.estimator.tpu",),
+    # issue 50, contrib half
+    "crf": ("zoo.compat.contrib.crf",),
+    "learn.datasets": (),  # its module mnist only; its other names raise the error
+    "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
+    "staging": ("tensorflow.python.ops.data_flow_ops",),  # TF 1.15's StagingArea itself
+    "tensorboard.plugins.projector": ("tensorboard.plugins.projector",),
+    "factorization": ("zoo.compat.contrib.factorization",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of
@@ -65,9 +72,13 @@ ALIASES = {
     "legacy_seq2seq.python.ops.seq2seq": "legacy_seq2seq",
     **{f"layers.python.layers.{leaf}": "layers" for leaf in (
         "layers", "initializers", "regularizers")},
+    # issue 50, contrib half
+    "learn.python.learn.datasets.mnist": "learn.datasets.mnist",
+    "factorization.python.ops.clustering_ops": "factorization",
 }  # fmt: skip
 
-PIP = {"tf_slim": "tf-slim"}  # a provider's top module -> its package, if not ours
+# a provider's top module -> its package, if not ours
+PIP = {"tf_slim": "tf-slim", "tensorboard": "tensorboard"}
 
 
 class ContribError(ZooError, AttributeError):
@@ -148,7 +159,7 @@ class ContribModule(types.ModuleType):
         )
 
     def _never(self, label, name):
-        if not self._zoo_sources and self._zoo_path:  # a path between modules
+        if not self._zoo_sources and not self._zoo_names and self._zoo_path:  # a path
             return ContribError(
                 f"{label}: expected one of {sorted(self._zoo_children)} (the modules "
                 f"zoo.compat maps under {self.__name__}), found {name!r}; import the "

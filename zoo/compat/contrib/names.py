@@ -149,13 +149,29 @@ NAMES = {
         read_batch_features extract_pandas_data extract_pandas_labels
         extract_pandas_matrix
     """.split()),
+    # issue 50, contrib half
+    "crf": frozenset("""
+        crf_sequence_score crf_log_norm crf_log_likelihood crf_unary_score
+        crf_binary_score CrfForwardRnnCell viterbi_decode crf_decode
+        CrfDecodeForwardRnnCell CrfDecodeBackwardRnnCell crf_multitag_sequence_score
+        crf_forward
+    """.split()),
+    "learn.datasets": frozenset({"base", "mnist", "synthetic", "text_datasets",
+                                 "load_dataset", "make_dataset", "DATASETS"}),
+    "staging": frozenset({"StagingArea"}),
+    "tensorboard.plugins.projector": frozenset({
+        "ProjectorConfig", "EmbeddingInfo", "SpriteMetadata", "visualize_embeddings"}),
+    "factorization": frozenset("""
+        COSINE_DISTANCE GMM gmm GmmAlgorithm KMeans KMEANS_PLUS_PLUS_INIT KMC2_INIT
+        KMeansClustering RANDOM_INIT SQUARED_EUCLIDEAN_DISTANCE
+        WALSMatrixFactorization WALSModel
+    """.split()),
 }  # fmt: skip
 
 # "module" or "module.name" -> the nearest replacement on TensorFlow 2.21.
 REPLACEMENTS = {
     "cudnn_rnn": "tf.compat.v1.nn.rnn_cell.LSTMCell under zoo.compat.install() "
     "(the same math on CPU), or keras.layers.LSTM",
-    "crf": "tensorflow_addons.text (crf_log_likelihood, crf_decode)",
     "distributions": "tensorflow_probability.distributions",
     "bayesflow": "tensorflow_probability",
     "opt": "tf.compat.v1.train optimizers, or keras.optimizers (AdamW, Lion)",
@@ -183,7 +199,6 @@ REPLACEMENTS = {
     "learn.learn_runner": "tf.compat.v1.estimator.train_and_evaluate",
     "learn.RunConfig": "tf.compat.v1.estimator.RunConfig",
     "learn.Estimator": "tf.compat.v1.estimator.Estimator",
-    "learn.datasets": "tf.keras.datasets, or zoo.data",
     "data.batch_and_drop_remainder": "dataset.batch(n, drop_remainder=True)",
     "data.padded_batch_and_drop_remainder": "dataset.padded_batch(n, shapes, "
     "drop_remainder=True)",
@@ -194,4 +209,30 @@ REPLACEMENTS = {
     "training.HParamDef": "HParams(**values) and HParams.to_json()",
     "training.bucket_by_sequence_length": "tf.data.experimental."
     "bucket_by_sequence_length",
+    # issue 50, contrib half
+    **{f"learn.datasets.{name}": "tf.keras.datasets, or zoo.data (MNIST: "
+       "tf.contrib.learn.datasets.mnist.read_data_sets)" for name in (
+           "base", "synthetic", "text_datasets", "load_dataset", "make_dataset",
+           "DATASETS")},
+    "distribute": "tf.distribute (MirroredStrategy, ...), or zoo.parallel",
+    "util": "tf.get_static_value (constant_value), tf.make_ndarray, tf.make_tensor_proto",
+    "session_bundle": "tf.compat.v1.saved_model.load",
+    "compiler": "tf.function(jit_compile=True)",
+    "graph_editor": "tf.compat.v1.graph_util, or rebuild the graph",
+    "tensor_forest": "the tensorflow_decision_forests package",
+    "linear_optimizer": "tf.compat.v1.estimator.LinearClassifier",
+    "linalg": "tf.linalg",
+    "tfprof": "tf.compat.v1.profiler",
+    "nn": "tf.nn",
+    **dict.fromkeys(("nccl", "all_reduce", "mpi_collectives"),
+                    "tf.distribute's collective ops, or zoo.parallel"),
+    "factorization.KMeansClustering": "tf.contrib.factorization.KMeans (the graph: "
+    "training_graph() run in a loop), or sklearn.cluster.KMeans",
+    **dict.fromkeys(("factorization.GMM", "factorization.gmm",
+                     "factorization.GmmAlgorithm"),
+                    "sklearn.mixture.GaussianMixture, or tensorflow_probability's "
+                    "MixtureSameFamily fitted by an optimizer"),
+    **dict.fromkeys(("factorization.WALSModel", "factorization.WALSMatrixFactorization"),
+                    "a matrix factorization on tf.compat.v1.get_variable with an "
+                    "optimizer, or the implicit package's AlternatingLeastSquares"),
 }  # fmt: skip
