@@ -18,6 +18,7 @@ Usage::
 
 import collections
 import contextlib
+import copy
 import inspect
 import os
 import sys
@@ -45,7 +46,9 @@ class Estimator:
         model_dir: where checkpoints, events and exports go; None: the
             config's, else a new temporary directory.
         config: a :class:`RunConfig` (None: the defaults).
-        params: a dict given to model_fn and input_fn (those that take it).
+        params: hyperparameters of any type (a dict, ``HParams``, an object of
+            the program's own), deep-copied as TF 1.15 copied them; model_fn and
+            input_fn (those that take it) get a deep copy of them on each call.
         warm_start_from: a checkpoint path, a SavedModel directory or
             :class:`WarmStartSettings` to start from when model_dir has none.
 
@@ -92,14 +95,14 @@ class Estimator:
                 f"Estimator: expected model_fn's arguments among features, labels, mode, "
                 f"params, config, found {unexpected}; rename them (TF calls them by name)"
             )
-        if params and "params" not in arguments:
+        if params is not None and "params" not in arguments:
             raise ZooError(
                 f"Estimator: expected model_fn to take params (params were given), found "
                 f"the arguments {arguments}; add params to model_fn or leave params out"
             )
         self._model_fn = model_fn
         self._config = config.replace(model_dir=model_dir)
-        self._params = dict(params or {})
+        self._params = copy.deepcopy(params if params is not None else {})
         if isinstance(warm_start_from, str | os.PathLike):
             warm_start_from = WarmStartSettings(os.fspath(warm_start_from))
         self._warm_start_settings = warm_start_from
@@ -116,8 +119,8 @@ class Estimator:
 
     @property
     def params(self):
-        """A copy of the params dict."""
-        return dict(self._params)
+        """A deep copy of the params (as TF 1.15's ``Estimator.params``)."""
+        return copy.deepcopy(self._params)
 
     @property
     def model_fn(self):
@@ -128,6 +131,11 @@ class Estimator:
             return self._call_model_fn(features, labels, mode, config)
 
         return model_fn
+
+    def eval_dir(self, name=None):
+        """The directory :meth:`evaluate` writes its metrics to: ``model_dir/eval``
+        or ``model_dir/eval_<name>``."""
+        return os.path.join(self.model_dir, f"eval_{name}" if name else "eval")
 
     def latest_checkpoint(self):
         """The path of model_dir's latest checkpoint, or None."""
@@ -234,8 +242,7 @@ class Estimator:
                 while not session.should_stop():
                     session.run(update_op)
             results = dict(final.final_ops_values)
-            eval_dir = os.path.join(self.model_dir, f"eval_{name}" if name else "eval")
-            _write_summary(eval_dir, results)
+            _write_summary(self.eval_dir(name), results)
         return results
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
@@ -351,13 +358,14 @@ class Estimator:
         v1.set_random_seed(self._config.tf_random_seed)
         v1.train.get_or_create_global_step()
         with tf.device("/cpu:0"):
-            return _call_with(input_fn, params=self._input_params(mode),
+            return _call_with(input_fn, params=self._mode_params(mode),
                               config=self._config, mode=mode)  # fmt: skip
 
-    def _input_params(self, mode):
-        """The params input_fn gets in ``mode`` (TPUEstimator adds the batch size)."""
+    def _mode_params(self, mode):
+        """A deep copy of the params, as input_fn and model_fn get them in ``mode``
+        (TPUEstimator adds the batch size)."""
         del mode
-        return self._params
+        return self.params
 
     def _call_model_fn(self, features, labels, mode, config=None):
         """model_fn's spec, called with the arguments it takes."""
@@ -372,7 +380,7 @@ class Estimator:
             )
         spec = _call_with(
             self._model_fn, features=features, labels=labels, mode=mode,
-            params=self._params, config=config or self._config,
+            params=self._mode_params(mode), config=config or self._config,
         )  # fmt: skip
         if not isinstance(spec, EstimatorSpec):
             raise ZooError(
@@ -390,7 +398,12 @@ class Estimator:
             check_compatible(latest, "Estimator.train")
         elif self._warm_start_settings is not None:
             warm_start(self._warm_start_settings)
-        v1.summary.scalar("loss", spec.loss)
+        # As TF 1.15: a "loss" summary unless the model_fn made one, and the loss in
+        # GraphKeys.LOSSES (before any hook's begin(), so hooks read it there).
+        summaries = v1.get_collection(v1.GraphKeys.SUMMARIES)
+        if not any(summary.op.name == "loss" for summary in summaries):
+            v1.summary.scalar("loss", spec.loss)
+        v1.add_to_collection(v1.GraphKeys.LOSSES, spec.loss)
         if not (spec.scaffold.saver or v1.get_collection(v1.GraphKeys.SAVERS)):
             v1.add_to_collection(
                 v1.GraphKeys.SAVERS,

@@ -1,7 +1,9 @@
 """``tf.estimator.tpu.TPUEstimator`` on CPU (``use_tpu=False``), as BERT's scripts run
 it: ``params["batch_size"]`` for input_fn and model_fn, ``TPUEstimatorSpec`` with
-``scaffold_fn`` and ``eval_metrics=(metric_fn, tensors)``; ``iterations_per_loop``
-training steps in each ``session.run``, as on a TPU, through
+``scaffold_fn`` and ``eval_metrics=(metric_fn, tensors)``. With ``use_tpu=False``
+one training step per ``session.run``, as TF 1.15 ran it on CPU (every hook sees
+every step); ``use_tpu=True``, or our opt-in ``loop_on_cpu=True``, runs
+``iterations_per_loop`` steps in each ``session.run``, as on a TPU, through
 :func:`zoo.training.repeat_updates` (the same numbers as one step per run).
 
 K steps per run call the model_fn twice: once as usual (its variables, its
@@ -84,10 +86,16 @@ class TPUEstimator(Estimator):
 
     Args:
         model_fn: ``model_fn(features, labels, mode, params[, config])``.
-        use_tpu: False (this machine has no TPU; True runs on CPU the same way).
+        use_tpu: False: one training step per ``session.run``, as TF 1.15 ran
+            it on CPU; True (this machine has no TPU): ``iterations_per_loop``
+            steps per run on CPU, as a TPU runs them.
         train_batch_size, eval_batch_size, predict_batch_size: the batch sizes.
+        loop_on_cpu: ours, not TF 1.15's: with ``use_tpu=False`` too, run
+            ``iterations_per_loop`` training steps in each ``session.run`` (hooks
+            see one run per loop, as on a TPU; the variables are the same).
         The rest as :class:`Estimator` (``batch_axis``, ``eval_on_tpu``,
-        ``export_to_tpu`` and the like are kept).
+        ``export_to_tpu`` and the like are kept); params a dict, an ``HParams``
+        (``batch_size`` is set on a copy) or an object that takes items.
 
     Raises:
         ZooError: a model_fn without params; params holding ``batch_size``; a
@@ -98,17 +106,18 @@ class TPUEstimator(Estimator):
                  use_tpu=True, train_batch_size=None, eval_batch_size=None,
                  predict_batch_size=None, batch_axis=None, eval_on_tpu=True,
                  export_to_tpu=True, export_to_cpu=True, warm_start_from=None,
-                 embedding_config_spec=None, export_saved_model_api_version=1):  # fmt: skip
+                 embedding_config_spec=None, export_saved_model_api_version=1,
+                 loop_on_cpu=False):  # fmt: skip
         if "params" not in _arguments(model_fn):
             raise ZooError(
                 "TPUEstimator: expected model_fn to take params (it gets "
                 "params['batch_size']), found the arguments "
                 f"{_arguments(model_fn)}; add params to model_fn"
             )
-        if params and ("batch_size" in params or "context" in params):
+        if params is not None and any(key in params for key in ("batch_size", "context")):
             raise ZooError(
                 f"TPUEstimator: expected params without 'batch_size' or 'context', found "
-                f"{sorted(params)}; pass train_batch_size=... instead"
+                f"{params!r}; pass train_batch_size=... instead"
             )
         config = RunConfig() if config is None else config
         if not isinstance(config, RunConfig):
@@ -121,11 +130,10 @@ class TPUEstimator(Estimator):
             ModeKeys.PREDICT: predict_batch_size,
         }  # fmt: skip
         self._use_tpu = use_tpu
+        self._loop = bool(use_tpu or loop_on_cpu)
 
         def cpu_model_fn(features, labels, mode, params, config):
-            params = {**params, "use_tpu": False}
-            if self._batch_sizes.get(mode) is not None and features is not None:
-                params["batch_size"] = self._batch_sizes[mode]
+            params = _with_item(params, "use_tpu", False)
             spec = _call_with(
                 model_fn, features=features, labels=labels, mode=mode, params=params,
                 config=config,
@@ -143,7 +151,7 @@ class TPUEstimator(Estimator):
 
     def _build(self, input_fn, mode):
         steps_per_run = self._config.tpu_config.iterations_per_loop
-        if mode != ModeKeys.TRAIN or steps_per_run == 1:
+        if mode != ModeKeys.TRAIN or steps_per_run == 1 or not self._loop:
             return super()._build(input_fn, mode)
         from zoo.training.steps import repeat_updates
 
@@ -174,11 +182,35 @@ class TPUEstimator(Estimator):
                  _StepsPerRun(repeated, *self._train_steps)]  # fmt: skip
         return spec, hooks
 
-    def _input_params(self, mode):
+    def _mode_params(self, mode):
+        params = super()._mode_params(mode)
         batch_size = self._batch_sizes.get(mode)
-        if batch_size is None:
-            return self._params
-        return {**self._params, "batch_size": batch_size}
+        return params if batch_size is None else _with_item(params, "batch_size", batch_size)
+
+
+def _with_item(params, key, value):
+    """``params`` (a copy already) with ``key`` set to ``value``, as TF 1.15's
+    TPUEstimator set it: ``set_hparam``/``add_hparam`` on an ``HParams``, else
+    ``params[key] = value``.
+
+    Raises:
+        ZooError: params that take no items.
+    """
+    if hasattr(params, "set_hparam"):
+        if key in params:
+            params.set_hparam(key, value)
+        else:
+            params.add_hparam(key, value)
+        return params
+    try:
+        params[key] = value
+    except TypeError as err:
+        raise ZooError(
+            f"TPUEstimator: expected params a dict or an HParams (it sets "
+            f"params[{key!r}]), found {type(params).__name__} ({err}); pass a dict or "
+            "tf.contrib.training.HParams"
+        ) from None
+    return params
 
 
 class _DatasetBatches:
