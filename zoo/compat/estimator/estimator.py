@@ -223,27 +223,16 @@ class Estimator:
         """
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
         with _new_graph():
-            spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
+            evaluation = self._evaluation(input_fn, steps, hooks)
             check_compatible(checkpoint_path, "Estimator.evaluate")
-            metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
-            update_op = tf.group(*(update for _, update in metrics.values()))
-            values = {key: value for key, (value, _) in sorted(metrics.items())}
-            values["global_step"] = v1.train.get_global_step()
-            final = v1.train.FinalOpsHook(values)
-            all_hooks = [*input_hooks, *spec.evaluation_hooks, *(hooks or ()), final]
-            if steps is not None:
-                all_hooks.append(_StopAfterRuns(steps))
-            creator = v1.train.ChiefSessionCreator(
-                scaffold=spec.scaffold,
-                checkpoint_filename_with_path=checkpoint_path,
-                config=self._config.session_config,
-            )
-            with v1.train.MonitoredSession(creator, all_hooks) as session:
-                while not session.should_stop():
-                    session.run(update_op)
-            results = dict(final.final_ops_values)
-            _write_summary(self.eval_dir(name), results)
-        return results
+            return evaluation.run(checkpoint_path, None, self.eval_dir(name))
+
+    def _evaluation(self, input_fn, steps, hooks):
+        """In the default graph: the EVAL spec and what runs it (TF 1.15's
+        ``_evaluate_build_graph``; ``InMemoryEvaluatorHook`` builds it once and
+        runs it on the training variables)."""
+        spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
+        return _Evaluation(spec, input_hooks, hooks, steps, self._config.session_config)
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):  # fmt: skip
@@ -476,11 +465,45 @@ def _new_graph():
             keras_state.set_global_attribute("object_name_uids", before)
 
 
+class _Evaluation:
+    """An EVAL spec's metrics (with ``loss`` and ``global_step``), run to the end
+    of the data or ``steps`` batches by :meth:`run`, as many times as asked."""
+
+    def __init__(self, spec, input_hooks, hooks, steps, session_config):
+        self.spec, self._session_config = spec, session_config
+        metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
+        self._update_op = tf.group(*(update for _, update in metrics.values()))
+        values = {key: value for key, (value, _) in sorted(metrics.items())}
+        values["global_step"] = v1.train.get_global_step()
+        self._final = v1.train.FinalOpsHook(values)
+        self._hooks = [*input_hooks, *spec.evaluation_hooks, *(hooks or ()), self._final]
+        if steps is not None:
+            self._hooks.append(_StopAfterRuns(steps))
+
+    def run(self, checkpoint_path, scaffold, eval_dir):
+        """Evaluates ``checkpoint_path`` (or what ``scaffold`` initializes), writes
+        the metrics as events in ``eval_dir``, returns them as a dict."""
+        creator = v1.train.ChiefSessionCreator(
+            scaffold=scaffold or self.spec.scaffold,
+            checkpoint_filename_with_path=checkpoint_path,
+            config=self._session_config,
+        )
+        with v1.train.MonitoredSession(creator, self._hooks) as session:
+            while not session.should_stop():
+                session.run(self._update_op)
+        results = dict(self._final.final_ops_values)
+        _write_summary(eval_dir, results)
+        return results
+
+
 class _StopAfterRuns(v1.train.SessionRunHook):
     """Asks the session to stop after ``runs`` runs (evaluate's ``steps``)."""
 
     def __init__(self, runs):
         self._runs, self._done = runs, 0
+
+    def begin(self):
+        self._done = 0
 
     def after_run(self, run_context, run_values):
         self._done += 1
