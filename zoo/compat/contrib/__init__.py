@@ -53,6 +53,11 @@ SOURCES = {
     "seq2seq": ("layers.tf1.seq2seq",),
     "legacy_seq2seq": ("layers.tf1.legacy_seq2seq",),
     "tpu": ("zoo.compat.estimator.tpu",),
+    # tf.contrib.estimator and tf.contrib.predictor (issue 50, Estimator half)
+    "estimator": ("zoo.compat.contrib.estimator", "zoo.compat.estimator.extenders",
+                  "zoo.compat.estimator.early_stopping",
+                  "zoo.compat.estimator.hooks.hooks"),
+    "predictor": ("zoo.compat.contrib.predictor",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of
