@@ -201,10 +201,17 @@ class Estimator:
             return self  # as TF 1.15: the checkpoint is past max_steps already
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
-            session = self._training_session(
-                spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
-                saving_listeners,
-            )  # fmt: skip
+            try:
+                session = self._training_session(
+                    spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
+                    saving_listeners,
+                )  # fmt: skip
+            except tf.errors.NotFoundError:
+                # a variable a hook made (an early-stopping hook's) missing from the
+                # checkpoint, as in TF 1.15: say which
+                if self.latest_checkpoint():
+                    check_compatible(self.latest_checkpoint(), "Estimator.train")
+                raise
             with session:
                 while not session.should_stop():
                     session.run(spec.train_op)

@@ -114,6 +114,12 @@ class TPUEstimator(Estimator):
                 "params['batch_size']), found the arguments "
                 f"{_arguments(model_fn)}; add params to model_fn"
             )
+        if params is not None and not hasattr(params, "__contains__"):
+            raise ZooError(
+                f"TPUEstimator: expected params a dict or an HParams (it sets "
+                f"params['batch_size']), found {type(params).__name__}; pass a dict or "
+                "tf.contrib.training.HParams"
+            )
         if params is not None and any(key in params for key in ("batch_size", "context")):
             raise ZooError(
                 f"TPUEstimator: expected params without 'batch_size' or 'context', found "
@@ -191,25 +197,14 @@ class TPUEstimator(Estimator):
 def _with_item(params, key, value):
     """``params`` (a copy already) with ``key`` set to ``value``, as TF 1.15's
     TPUEstimator set it: ``set_hparam``/``add_hparam`` on an ``HParams``, else
-    ``params[key] = value``.
-
-    Raises:
-        ZooError: params that take no items.
-    """
+    ``params[key] = value``."""
     if hasattr(params, "set_hparam"):
         if key in params:
             params.set_hparam(key, value)
         else:
             params.add_hparam(key, value)
         return params
-    try:
-        params[key] = value
-    except TypeError as err:
-        raise ZooError(
-            f"TPUEstimator: expected params a dict or an HParams (it sets "
-            f"params[{key!r}]), found {type(params).__name__} ({err}); pass a dict or "
-            "tf.contrib.training.HParams"
-        ) from None
+    params[key] = value
     return params
 
 
