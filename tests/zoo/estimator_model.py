@@ -177,8 +177,8 @@ def tail_report(root):
     last = estimator.evaluate(input_fn(x, y, repeat=False))
     steps = _eval_steps(estimator.eval_dir("memory"))
     in_memory = _eval_values(estimator.eval_dir("memory"))[steps[-1]]
-    report["memory"] = {"eval_steps": steps,
-                        "last_accuracy_gap": abs(in_memory["accuracy"] - float(last["accuracy"]))}  # fmt: skip
+    gap = abs(in_memory["accuracy"] - float(last["accuracy"]))
+    report["memory"] = {"eval_steps": steps, "last_accuracy_gap": gap}
     return report
 
 

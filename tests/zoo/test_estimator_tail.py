@@ -70,15 +70,15 @@ def test_stop_if_lower_hook_stops_on_the_evaluation_in_eval_dir(tmp_path):
     x, y = m.data()
     estimator = tf.estimator.Estimator(m.model_fn, str(tmp_path), params={"hidden": 8})
     experimental = tf.estimator.experimental
+    every_step = {"run_every_secs": None, "run_every_steps": 1}
     late = experimental.stop_if_lower_hook(estimator, "loss", 1e9, min_steps=100,
-                                           run_every_secs=None, run_every_steps=1)  # fmt: skip
+                                           **every_step)  # fmt: skip
     estimator.train(m.input_fn(x, y), steps=5, hooks=[late])
     estimator.evaluate(m.input_fn(x, y, repeat=False))  # loss at step 5 in eval/
     estimator.train(m.input_fn(x, y), steps=3, hooks=[late])
     assert estimator.get_variable_value("global_step") == 8  # step 5 < min_steps
     assert not estimator.get_variable_value("signal_early_stopping/STOP")
-    hook = tf.contrib.estimator.stop_if_lower_hook(estimator, "loss", 1e9,
-                                                   run_every_secs=None, run_every_steps=1)  # fmt: skip
+    hook = tf.contrib.estimator.stop_if_lower_hook(estimator, "loss", 1e9, **every_step)
     estimator.train(m.input_fn(x, y), steps=50, hooks=[hook])
     assert estimator.get_variable_value("global_step") == 9  # stopped after one step
     assert estimator.get_variable_value("signal_early_stopping/STOP")
@@ -88,7 +88,7 @@ def test_stop_if_lower_hook_stops_on_the_evaluation_in_eval_dir(tmp_path):
 
 def test_early_stopping_errors(trained):
     experimental = tf.estimator.experimental
-    with pytest.raises(ZooError, match="expected one of run_every_secs and run_every_steps"):
+    with pytest.raises(ZooError, match="expected one of run_every_secs and run_every_"):
         experimental.stop_if_no_increase_hook(trained, "accuracy", 10, run_every_steps=5)
     with pytest.raises(ZooError, match="expected should_stop_fn to be callable"):
         experimental.make_early_stopping_hook(trained, True)
@@ -104,7 +104,7 @@ def test_early_stopping_errors(trained):
     with pytest.raises(ZooError, match=r"expected metric 'auc' in the evaluation at step "
                                        r"10, found \['accuracy', 'loss'\]"):  # fmt: skip
         hook.after_run(None, v1.train.SessionRunValues(10, None, None))
-    with pytest.raises(ZooError, match="InMemoryEvaluatorHook: expected every_n_iter an int"):
+    with pytest.raises(ZooError, match="InMemoryEvaluatorHook: expected every_n_iter an"):
         experimental.InMemoryEvaluatorHook(trained, m.input_fn(x, y), every_n_iter=0)
 
 
@@ -125,11 +125,11 @@ def test_forward_features_adds_a_feature_to_predictions_and_the_export(tmp_path)
         return spec._replace(predictions={**spec.predictions, "id": features["id"]})
 
     predicting = tf.estimator.Estimator(predicts_id, str(tmp_path), params={"hidden": 8})
-    for estimator, keys, message in (
+    for base, keys, message in (
         (predicting, "id", r"expected keys that are not predictions already .*found 'id'"),
         (estimator, "weight", r"expected keys among the features \['id', 'x'\]"),
     ):  # fmt: skip
-        wrong = tf.contrib.estimator.forward_features(estimator, keys)
+        wrong = tf.contrib.estimator.forward_features(base, keys)
         with pytest.raises(ZooError, match=message):
             next(wrong.predict(with_id_input_fn(False, labels=False)))
     with pytest.raises(ZooError, match="expected keys a string or a list of strings"):
@@ -217,8 +217,7 @@ def test_predictor_from_estimator_serves_its_checkpoint_as_predict(trained):
         tf.contrib.predictor.from_estimator(trained, m.serving_input_receiver_fn, "scores")
 
 
-def test_predictor_from_saved_model_chooses_the_signature_and_fails_clearly(trained,
-                                                                            tmp_path):  # fmt: skip
+def test_from_saved_model_chooses_its_signature_and_fails_clearly(trained, tmp_path):
     x, _ = m.data()
     export = trained.export_saved_model(str(tmp_path), m.serving_input_receiver_fn)
     predictor = tf.contrib.predictor
@@ -283,7 +282,7 @@ def test_tpu_estimator_without_tpu_runs_a_step_per_run_unless_asked(tmp_path):
         config = tpu.RunConfig(model_dir=str(tmp_path / str(loop_on_cpu)),
                                tpu_config=tpu.TPUConfig(4))  # fmt: skip
         estimator = tpu.TPUEstimator(sgd_model_fn, config=config, use_tpu=False,
-                                     train_batch_size=8, loop_on_cpu=loop_on_cpu)  # fmt: skip
+                                     train_batch_size=8, loop_on_cpu=loop_on_cpu)
         counter = RunCounter()
         estimator.train(lambda params: m.input_fn(x, y, params["batch_size"])(), steps=6,
                         hooks=[counter])  # fmt: skip
@@ -320,5 +319,5 @@ def test_install_maps_the_contrib_modules_and_tf_estimator_experimental():
     assert early_stopping.stop_if_no_decrease_hook is stop_if_no_decrease_hook
     assert v1.estimator.experimental is tf.estimator.experimental
     assert predictor_module.from_saved_model.__module__ == "zoo.compat.contrib.predictor"
-    assert os.path.basename(tf.estimator.Estimator.eval_dir(
-        tf.estimator.Estimator(m.model_fn, "/tmp/x", params={}), "b")) == "eval_b"  # fmt: skip
+    estimator = tf.estimator.Estimator(m.model_fn, "/tmp/x", params={})
+    assert os.path.basename(estimator.eval_dir("b")) == "eval_b"

@@ -141,9 +141,9 @@ def clip_gradients_by_norm(optimizer, clip_norm):
     _check_optimizer("clip_gradients_by_norm", optimizer)
 
     def clip(grads_and_vars):
-        gradients, variables = zip(*grads_and_vars)
+        gradients, variables = zip(*grads_and_vars, strict=True)
         gradients = tf.clip_by_global_norm(gradients, clip_norm)[0]
-        return list(zip(gradients, variables))
+        return list(zip(gradients, variables, strict=True))
 
     return _TransformGradients(optimizer, clip, "ClipByNorm" + optimizer.get_name())
 
@@ -240,7 +240,7 @@ def _unsupported(owner, **arguments):
     given = sorted(name for name, value in arguments.items() if value is not None)
     if given:
         raise ZooError(
-            f"tf.contrib.estimator.{owner}: expected {' and '.join(given)} None (zoo.compat "
-            f"does not provide {', '.join(given)}), found them given; leave them out, or "
-            "build the loss in a model_fn of your own"
+            f"tf.contrib.estimator.{owner}: expected {' and '.join(given)} None "
+            f"(zoo.compat does not provide {', '.join(given)}), found them given; leave "
+            "them out, or build the loss in a model_fn of your own"
         )

@@ -201,11 +201,9 @@ class Estimator:
             return self  # as TF 1.15: the checkpoint is past max_steps already
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
+            all_hooks = [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)]
             try:
-                session = self._training_session(
-                    spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
-                    saving_listeners,
-                )  # fmt: skip
+                session = self._training_session(spec, all_hooks, saving_listeners)
             except tf.errors.NotFoundError:
                 # a variable a hook made (an early-stopping hook's) missing from the
                 # checkpoint, as in TF 1.15: say which

@@ -191,7 +191,9 @@ class TPUEstimator(Estimator):
     def _mode_params(self, mode):
         params = super()._mode_params(mode)
         batch_size = self._batch_sizes.get(mode)
-        return params if batch_size is None else _with_item(params, "batch_size", batch_size)
+        if batch_size is None:
+            return params
+        return _with_item(params, "batch_size", batch_size)
 
 
 def _with_item(params, key, value):
