@@ -321,3 +321,17 @@ def test_install_maps_the_contrib_modules_and_tf_estimator_experimental():
     assert predictor_module.from_saved_model.__module__ == "zoo.compat.contrib.predictor"
     estimator = tf.estimator.Estimator(m.model_fn, "/tmp/x", params={})
     assert os.path.basename(estimator.eval_dir("b")) == "eval_b"
+
+
+def test_steps_may_be_floats_as_tf_1_15_took_them(tmp_path):
+    x, y = m.data()
+    estimator = tf.estimator.Estimator(sgd_model_fn, str(tmp_path))
+    spec = tf.estimator.TrainSpec(m.input_fn(x, y), max_steps=4000 / 1600)  # 2.5
+    estimator.train(spec.input_fn, max_steps=spec.max_steps)
+    assert estimator.get_variable_value("global_step") == 3  # StopAtStepHook: >= 2.5
+    estimator.train(m.input_fn(x, y), steps=1.5)
+    assert estimator.get_variable_value("global_step") == 5
+    with pytest.raises(ZooError, match="expected steps to be a number > 0, found '10'"):
+        estimator.train(m.input_fn(x, y), steps="10")
+    with pytest.raises(ZooError, match="TrainSpec: expected max_steps to be a number >= 1"):
+        tf.estimator.TrainSpec(m.input_fn(x, y), max_steps=True)

@@ -20,6 +20,7 @@ import collections
 import contextlib
 import copy
 import inspect
+import numbers
 import os
 import sys
 import tempfile
@@ -187,10 +188,10 @@ class Estimator:
                 the wrong kind of thing; model_dir holds another model's checkpoint.
         """
         for name, value in (("steps", steps), ("max_steps", max_steps)):
-            if value is not None and not (isinstance(value, int) and value > 0):
+            if value is not None and not (is_number(value) and value > 0):
                 raise ZooError(
-                    f"Estimator.train: expected {name} to be an int > 0, found {value!r}; "
-                    f"pass e.g. {name}=1000 or None"
+                    f"Estimator.train: expected {name} to be a number > 0, found "
+                    f"{value!r}; pass e.g. {name}=1000 or None"
                 )
         if steps is not None and max_steps is not None:
             raise ZooError(
@@ -524,6 +525,11 @@ class IteratorInitializer(v1.train.SessionRunHook):
 
     def after_create_session(self, session, coord):
         session.run(self._iterator.initializer)
+
+
+def is_number(value):
+    """An int or a float, not a bool (TF 1.15 took ``steps=62.5`` and stopped at 63)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _arguments(function):

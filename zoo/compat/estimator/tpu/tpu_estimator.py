@@ -19,6 +19,7 @@ reads batches of an iterator of its own, not the loop's.
 
 import collections
 import contextlib
+import math
 
 import tensorflow as tf
 
@@ -286,9 +287,9 @@ class _StepsPerRun(tf.compat.v1.train.SessionRunHook):
 
     def after_create_session(self, session, coord):
         self._step = int(session.run(tf.compat.v1.train.get_global_step()))
-        self._last = self._max_steps
-        if self._steps is not None:
-            self._last = self._step + self._steps
+        self._last = None if self._max_steps is None else math.ceil(self._max_steps)
+        if self._steps is not None:  # steps=2.5 stops at 3 more, as StopAtStepHook
+            self._last = self._step + math.ceil(self._steps)
 
     def before_run(self, run_context):
         self._now = self._steps_per_run
