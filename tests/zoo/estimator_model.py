@@ -114,15 +114,22 @@ def tail_report(root):
                                                  train_op=spec.train_op)  # fmt: skip
 
     tpu = v1.estimator.tpu
-    config = tpu.RunConfig(model_dir=os.path.join(root, "tpu"),
+    config = tpu.RunConfig(model_dir=os.path.join(root, "tpu"), log_step_count_steps=8,
                            tpu_config=tpu.TPUConfig(iterations_per_loop=4))  # fmt: skip
     estimator = tpu.TPUEstimator(tpu_model_fn, config=config, use_tpu=False,
                                  train_batch_size=16)  # fmt: skip
     counter, logger = _CountRuns(), _CountLogs({"step": "global_step"}, every_n_iter=1)
     estimator.train(lambda params: input_fn(x, y, params["batch_size"])(), steps=13,
                     hooks=[counter, logger])  # fmt: skip
-    report["tpu"] = {"runs": counter.runs, "logged": logger.logged,
-                     "step": int(estimator.get_variable_value("global_step"))}  # fmt: skip
+    steps_of = {}  # the summaries in model_dir, each with the steps it was written at
+    for step, values in _eval_values(estimator.model_dir).items():
+        for tag in values:
+            steps_of.setdefault(tag, []).append(step)
+    report["tpu"] = {
+        "runs": counter.runs, "logged": logger.logged,
+        "step": int(estimator.get_variable_value("global_step")),
+        "summaries": {tag: sorted(steps) for tag, steps in steps_of.items()},
+    }  # fmt: skip
 
     # params of the program's own class: a deep copy per call; the loss in LOSSES.
     seen = []

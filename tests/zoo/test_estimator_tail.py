@@ -335,3 +335,18 @@ def test_steps_may_be_floats_as_tf_1_15_took_them(tmp_path):
         estimator.train(m.input_fn(x, y), steps="10")
     with pytest.raises(ZooError, match="TrainSpec: expected max_steps to be a number >= 1"):
         tf.estimator.TrainSpec(m.input_fn(x, y), max_steps=True)
+
+
+def test_tf_layers_take_an_activation_by_name_as_tf_1_15_did():
+    """tensorflow/tpu's mnist_tpu.py: ``tf.layers.Conv2D(..., activation="relu")``."""
+    with tf.Graph().as_default():
+        images = tf.constant(np.linspace(-1, 1, 2 * 4 * 4 * 1, dtype=np.float32))
+        images = tf.reshape(images, [2, 4, 4, 1])
+        conv = v1.layers.Conv2D(3, 3, padding="same", activation="relu")
+        dense = v1.layers.dense(tf.reshape(images, [2, 16]), 5, activation="sigmoid")
+        outputs = conv(images)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            linear = session.run(tf.nn.conv2d(images, conv.kernel, 1, "SAME") + conv.bias)
+            np.testing.assert_allclose(session.run(outputs), np.maximum(linear, 0), 1e-6)
+            assert 0 < session.run(dense).min() and session.run(dense).max() < 1

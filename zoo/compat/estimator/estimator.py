@@ -211,9 +211,11 @@ class Estimator:
                 if self.latest_checkpoint():
                     check_compatible(self.latest_checkpoint(), "Estimator.train")
                 raise
+            loss = None
             with session:
                 while not session.should_stop():
-                    session.run(spec.train_op)
+                    _, loss = session.run([spec.train_op, spec.loss])
+            v1.logging.info("Loss for final step: %s.", loss)
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -498,6 +500,10 @@ class _Evaluation:
             while not session.should_stop():
                 session.run(self._update_op)
         results = dict(self._final.final_ops_values)
+        v1.logging.info(
+            "Saving dict for global step %d: %s", results["global_step"],
+            ", ".join(f"{key} = {value}" for key, value in sorted(results.items())),
+        )  # fmt: skip
         _write_summary(eval_dir, results)
         return results
 

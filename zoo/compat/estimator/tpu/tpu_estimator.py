@@ -147,6 +147,13 @@ class TPUEstimator(Estimator):
             )
             return spec.as_estimator_spec() if isinstance(spec, TPUEstimatorSpec) else spec
 
+        # As TF 1.15: the Estimator's loss logging and step counter give way to an
+        # ExamplesPerSecondHook every ceil(log_step_count_steps / iterations_per_loop)
+        # steps (and, K steps per run, a loss logging hook as often)
+        self._log_every_n_steps = config.log_step_count_steps and math.ceil(
+            config.log_step_count_steps / config.tpu_config.iterations_per_loop
+        )
+        config = config.replace(log_step_count_steps=None)
         super().__init__(cpu_model_fn, model_dir, config, params, warm_start_from)
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None,
@@ -158,8 +165,11 @@ class TPUEstimator(Estimator):
 
     def _build(self, input_fn, mode):
         steps_per_run = self._config.tpu_config.iterations_per_loop
-        if mode != ModeKeys.TRAIN or steps_per_run == 1 or not self._loop:
+        if mode != ModeKeys.TRAIN:
             return super()._build(input_fn, mode)
+        if steps_per_run == 1 or not self._loop:
+            spec, hooks = super()._build(input_fn, mode)
+            return spec, [*hooks, *self._progress_hooks(spec.loss, 1)]
         from zoo.training.steps import repeat_updates
 
         dataset = self._input(input_fn, mode)
@@ -186,8 +196,28 @@ class TPUEstimator(Estimator):
             )  # fmt: skip
         spec = specs[0]._replace(train_op=repeated.train_op, loss=repeated.losses[-1])
         hooks = [*map(IteratorInitializer, batches.iterators),
-                 _StepsPerRun(repeated, *self._train_steps)]  # fmt: skip
+                 _StepsPerRun(repeated, *self._train_steps),
+                 *self._progress_hooks(spec.loss, steps_per_run)]  # fmt: skip
         return spec, hooks
+
+    def _progress_hooks(self, loss, steps_per_run):
+        """TF 1.15's TPUEstimator logging: examples/sec and global_step/sec; the
+        loss and step too when steps run in loops (as on a TPU)."""
+        every_n = self._log_every_n_steps
+        if not every_n:
+            return []
+        examples = ExamplesPerSecondHook(
+            self._batch_sizes[ModeKeys.TRAIN], every_n_steps=every_n,
+            output_dir=self.model_dir if self._config.save_summary_steps else None,
+        )  # fmt: skip
+        if not self._loop:
+            return [examples]
+        examples._set_steps_per_run(steps_per_run)  # noqa: SLF001  (as TF 1.15 set it)
+        step = tf.compat.v1.train.get_global_step()
+        logging = tf.compat.v1.train.LoggingTensorHook(
+            {"loss": tf.identity(loss), "step": step}, every_n_iter=every_n
+        )
+        return [logging, examples]
 
     def _mode_params(self, mode):
         params = super()._mode_params(mode)
@@ -209,6 +239,31 @@ def _with_item(params, key, value):
         return params
     params[key] = value
     return params
+
+
+class ExamplesPerSecondHook(tf.compat.v1.train.StepCounterHook):
+    """A step counter that logs (and writes as summaries) ``global_step/sec`` and
+    ``examples/sec`` of ``batch_size`` examples a step, as TF 1.15's TPUEstimator.
+    It overrides ``StepCounterHook._log_and_record``, the private method TF's own
+    subclass overrides (tests/zoo/test_estimator_tail.py names it)."""
+
+    def __init__(self, batch_size, every_n_steps=100, every_n_secs=None,
+                 output_dir=None, summary_writer=None):  # fmt: skip
+        self._batch_size = batch_size
+        super().__init__(every_n_steps=every_n_steps, every_n_secs=every_n_secs,
+                         output_dir=output_dir, summary_writer=summary_writer)  # fmt: skip
+
+    def _log_and_record(self, elapsed_steps, elapsed_time, global_step):
+        rates = {"global_step/sec": elapsed_steps / elapsed_time}
+        if self._batch_size is not None:
+            rates["examples/sec"] = self._batch_size * rates["global_step/sec"]
+        for tag, value in rates.items():
+            if self._summary_writer is not None:
+                summary = tf.compat.v1.Summary(
+                    value=[tf.compat.v1.Summary.Value(tag=tag, simple_value=value)]
+                )
+                self._summary_writer.add_summary(summary, global_step)
+            tf.compat.v1.logging.info("%s: %g", tag, value)
 
 
 class _DatasetBatches:
