@@ -350,3 +350,10 @@ def test_tf_layers_take_an_activation_by_name_as_tf_1_15_did():
             linear = session.run(tf.nn.conv2d(images, conv.kernel, 1, "SAME") + conv.bias)
             np.testing.assert_allclose(session.run(outputs), np.maximum(linear, 0), 1e-6)
             assert 0 < session.run(dense).min() and session.run(dense).max() < 1
+
+
+def test_tf_estimator_experimental_names_the_replacement_of_what_it_lacks():
+    with pytest.raises(ContribError, match=r"experimental.LinearSDCA: .* does not provide; "
+                                           r"use tf.estimator.LinearClassifier"):
+        tf.estimator.experimental.LinearSDCA  # noqa: B018
+    assert not hasattr(tf.compat.v1.estimator.experimental, "KMeans")

@@ -1,7 +1,8 @@
 """``tf.estimator.experimental`` (TF 1.15 and 2.x): the early-stopping hooks and
-``InMemoryEvaluatorHook``; its other names (``LinearSDCA``, ``KMeans``,
-``RNNClassifier``, ...) are not provided (docs/estimator.md)."""
+``InMemoryEvaluatorHook``; its other names raise a ``ContribError`` naming the
+nearest replacement (docs/estimator.md)."""
 
+from zoo.compat.contrib import ContribError
 from zoo.compat.estimator.early_stopping import (
     make_early_stopping_hook,
     stop_if_higher_hook,
@@ -15,3 +16,28 @@ __all__ = [
     "InMemoryEvaluatorHook", "make_early_stopping_hook", "stop_if_higher_hook",
     "stop_if_lower_hook", "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]  # fmt: skip
+
+_OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
+# TF 2.15's other tf.estimator.experimental names -> the nearest replacement
+REPLACEMENTS = {
+    "KMeans": "tf.contrib.factorization.KMeans",
+    "LinearSDCA": "tf.estimator.LinearClassifier (FTRL)",
+    "RNNClassifier": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
+    "RNNEstimator": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
+    "call_logit_fn": _OWN_MODEL_FN,
+    "dnn_logit_fn_builder": _OWN_MODEL_FN,
+    "linear_logit_fn_builder": _OWN_MODEL_FN,
+    "build_raw_supervised_input_receiver_fn": "tf.estimator.export."
+    "build_raw_serving_input_receiver_fn",
+    "make_stop_at_checkpoint_step_hook": "tf.estimator.StopAtStepHook",
+}
+
+
+def __getattr__(name):
+    if name in REPLACEMENTS:
+        raise ContribError(
+            f"tf.estimator.experimental.{name}: expected a name zoo.compat provides, "
+            f"found TF 2.15's tf.estimator.experimental.{name}, which it does not "
+            f"provide; use {REPLACEMENTS[name]}"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
