@@ -173,8 +173,8 @@ def test_contrib_heads_average_the_loss_and_reject_what_is_not_provided():
         contrib.multi_class_head(2)
     with pytest.raises(ZooError, match="expected loss_fn None"):
         contrib.regression_head(loss_fn=lambda labels, logits: labels)
-    with pytest.raises(ContribError, match="multi_head: .* does not provide; use one tf."):
-        contrib.multi_head  # noqa: B018
+    with pytest.raises(ContribError, match="multi_label_head: .* provide; use tf.nn"):
+        contrib.multi_label_head  # noqa: B018
     with pytest.raises(ContribError, match="from_contrib_estimator: .*use tf.contrib."):
         tf.contrib.predictor.from_contrib_estimator  # noqa: B018
 
@@ -357,3 +357,38 @@ def test_tf_estimator_experimental_names_the_replacement_of_what_it_lacks():
                                            r"use tf.estimator.LinearClassifier"):
         tf.estimator.experimental.LinearSDCA  # noqa: B018
     assert not hasattr(tf.compat.v1.estimator.experimental, "KMeans")
+
+
+def test_multi_head_sums_the_weighted_losses_and_keys_predictions_by_head(tmp_path):
+    x, y = m.data()
+    contrib = tf.contrib.estimator
+
+    def model_fn(features, labels, mode):
+        head = contrib.multi_head([contrib.regression_head(name="size"),
+                                   contrib.multi_class_head(3, name="kind")],
+                                  head_weights=[1.0, 2.0])  # fmt: skip
+        logits = v1.layers.dense(features["x"], head.logits_dimension)  # split 1 + 3
+        optimizer = v1.train.GradientDescentOptimizer(0.1)
+        return head.create_estimator_spec(features, mode, logits, labels, optimizer)
+
+    def input_fn():
+        labels = {"size": x[:, :1], "kind": y}
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, labels)).batch(48)
+
+    estimator = tf.estimator.Estimator(model_fn, str(tmp_path))
+    estimator.train(lambda: input_fn().repeat(), steps=3)
+    metrics = estimator.evaluate(input_fn)
+    assert {"loss/size", "loss/kind", "average_loss/size", "accuracy/kind"} <= set(metrics)
+    expected = metrics["loss/size"] + 2 * metrics["loss/kind"]
+    assert metrics["loss"] == pytest.approx(expected, rel=1e-5)
+    first = next(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices(
+        {"x": x}).batch(8)))  # fmt: skip
+    assert ("size", "predictions") in first and ("kind", "probabilities") in first
+    export = estimator.export_saved_model(str(tmp_path / "export"),
+                                          m.serving_input_receiver_fn)  # fmt: skip
+    predict_fn = tf.contrib.predictor.from_saved_model(export, signature_def_key="predict")
+    assert {"size/predictions", "kind/probabilities"} <= set(predict_fn.fetch_tensors)
+    with pytest.raises(ZooError, match="multi_head: expected every head to have a name"):
+        contrib.multi_head([contrib.regression_head()])
+    with pytest.raises(ZooError, match=r"expected one weight per head \(1\), found 2"):
+        contrib.multi_head([contrib.regression_head(name="a")], head_weights=[1, 2])

@@ -1,6 +1,7 @@
 """TF 1.15's ``tf.contrib.estimator`` names that are not also in ``tf.estimator``:
 ``forward_features``, ``clip_gradients_by_norm``, the heads of its own defaults
-(loss averaged over the batch), and ``replicate_model_fn``/``TowerOptimizer`` on
+(loss averaged over the batch) and ``multi_head``, and
+``replicate_model_fn``/``TowerOptimizer`` on
 this machine's one device. The rest of the module (``add_metrics``, the
 early-stopping hooks, ``InMemoryEvaluatorHook``) is ``tf.estimator``'s, found
 through :data:`zoo.compat.contrib.SOURCES`.
@@ -16,9 +17,12 @@ import tensorflow as tf
 
 from layers.errors import ZooError
 from zoo.compat.estimator.canned import head as head_lib
+from zoo.compat.estimator.canned.metric_keys import MetricKeys
 from zoo.compat.estimator.estimator import Estimator, _call_with
 from zoo.compat.estimator.export.export_output import PredictOutput
 from zoo.compat.estimator.extenders import check_estimator
+from zoo.compat.estimator.mode_keys import ModeKeys
+from zoo.compat.estimator.model_fn import DEFAULT_SERVING_KEY, EstimatorSpec
 
 v1 = tf.compat.v1
 Reduction = v1.losses.Reduction
@@ -244,3 +248,154 @@ def _unsupported(owner, **arguments):
             f"(zoo.compat does not provide {', '.join(given)}), found them given; leave "
             "them out, or build the loss in a model_fn of your own"
         )
+
+
+def multi_head(heads, head_weights=None):
+    """One head of several named heads (multi-objective learning), as TF 1.15's:
+    the losses summed (weighted by ``head_weights``), the metrics of each head
+    (their keys carry the head's name), predictions keyed ``(head name, key)``,
+    the first head's default export served.
+
+    Args:
+        heads: heads of this module, each with a ``name``.
+        head_weights: None, or one loss weight per head.
+
+    Returns:
+        A head: ``create_estimator_spec(features, mode, logits, labels, ...)``
+        with logits and labels dicts by head name (logits may be one tensor,
+        split along its last axis).
+
+    Raises:
+        ZooError: no heads; a head without a name; weights of another length.
+    """
+    heads = tuple(heads or ())
+    if not heads:
+        raise ZooError(
+            "multi_head: expected heads, found none; pass e.g. [regression_head("
+            "name='a'), binary_classification_head(name='b')]"
+        )
+    unnamed = [head for head in heads if not getattr(head, "name", None)]
+    if unnamed:
+        raise ZooError(
+            f"multi_head: expected every head to have a name, found {unnamed}; pass "
+            "name=... to each head"
+        )
+    if head_weights and len(head_weights) != len(heads):
+        raise ZooError(
+            f"multi_head: expected one weight per head ({len(heads)}), found "
+            f"{len(head_weights)}; pass head_weights of the heads' length"
+        )
+    return _MultiHead(heads, tuple(head_weights or ()))
+
+
+class _MultiHead:
+    """What :func:`multi_head` returns (TF 1.15's ``_MultiHead``)."""
+
+    def __init__(self, heads, head_weights):
+        self._heads, self._head_weights = heads, head_weights
+        self.logits_dimension = sum(head.logits_dimension for head in heads)
+
+    @property
+    def name(self):
+        return "_".join(head.name for head in self._heads)
+
+    def create_loss(self, features, mode, logits, labels):
+        """The weighted sum of the heads' losses, and each head's per-example
+        loss, weights and labels by head name (a ``LossSpec``)."""
+        logits = self._logits_by_head(logits)
+        specs = {head.name: head.create_loss(features, mode, logits[head.name],
+                                             labels[head.name])  # fmt: skip
+                 for head in self._heads}  # fmt: skip
+        weights = dict(zip(specs, self._head_weights or [1.0] * len(specs), strict=True))
+        return head_lib.LossSpec(
+            self._merged([spec.training_loss for spec in specs.values()]),
+            {name: spec.unreduced_loss * weights[name] for name, spec in specs.items()},
+            {name: spec.weights * weights[name] for name, spec in specs.items()},
+            {name: spec.processed_labels for name, spec in specs.items()},
+        )
+
+    def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
+                              train_op_fn=None, regularization_losses=None):  # fmt: skip
+        """The merged :class:`EstimatorSpec` of ``mode``.
+
+        Raises:
+            ZooError: labels not a dict by head name; in TRAIN, both or neither of
+                optimizer and train_op_fn.
+        """
+        logits = self._logits_by_head(logits)
+        if labels is not None and not isinstance(labels, dict):
+            raise ZooError(
+                f"multi_head: expected labels to be a dict by head name "
+                f"{[head.name for head in self._heads]}, found {labels!r}; return "
+                "{name: labels} from input_fn"
+            )
+        specs = [
+            head.create_estimator_spec(
+                features, mode, logits[head.name],
+                labels[head.name] if labels else None, train_op_fn=_no_train_op,
+            )  # fmt: skip
+            for head in self._heads
+        ]
+        if mode == ModeKeys.PREDICT:
+            return self._merged_predict(specs)
+        loss = self._merged([spec.loss for spec in specs], regularization_losses)
+        if mode == ModeKeys.EVAL:
+            metrics = {}
+            with v1.name_scope("merge_eval"):
+                for head, spec in zip(self._heads, specs, strict=True):
+                    key = f"{MetricKeys.LOSS}/{head.name}"
+                    metrics[key] = v1.metrics.mean(spec.loss, name=key)
+                    metrics.update(spec.eval_metric_ops)
+            return EstimatorSpec(ModeKeys.EVAL, predictions=self._predictions(specs),
+                                 loss=loss, eval_metric_ops=metrics)  # fmt: skip
+        train_op = head_lib._train_op(loss, optimizer, train_op_fn)  # noqa: SLF001
+        with v1.name_scope(""):
+            v1.summary.scalar(MetricKeys.LOSS, loss)
+        return EstimatorSpec(ModeKeys.TRAIN, loss=loss, train_op=train_op)
+
+    def _logits_by_head(self, logits):
+        """``logits`` as a dict by head name: a tensor is split along its last axis."""
+        if isinstance(logits, dict):
+            return logits
+        with v1.name_scope(None, "split_logits", [logits]):
+            sizes = [head.logits_dimension for head in self._heads]
+            parts = tf.split(tf.convert_to_tensor(logits), sizes, axis=-1)
+        return {head.name: part for head, part in zip(self._heads, parts, strict=True)}
+
+    def _merged(self, losses, regularization_losses=None):
+        with v1.name_scope("merge_losses"):
+            if self._head_weights:
+                losses = [loss * weight for loss, weight in
+                          zip(losses, self._head_weights, strict=True)]  # fmt: skip
+            return tf.math.add_n([*losses, *(regularization_losses or ())])
+
+    def _predictions(self, specs):
+        return {(head.name, key): value
+                for head, spec in zip(self._heads, specs, strict=True)
+                for key, value in spec.predictions.items()}  # fmt: skip
+
+    def _merged_predict(self, specs):
+        """Predictions by ``(head, key)``; exports: the first head's default as
+        ``serving_default``, each head's as ``<head>`` and ``<head>/<key>``, and
+        ``predict`` of every head's predict outputs as ``<head>/<key>``."""
+        first = specs[0].export_outputs
+        outputs = {DEFAULT_SERVING_KEY: first.get(DEFAULT_SERVING_KEY,
+                                                  next(iter(first.values())))}  # fmt: skip
+        merged = {}
+        for head, spec in zip(self._heads, specs, strict=True):
+            for key, output in spec.export_outputs.items():
+                default = key == DEFAULT_SERVING_KEY
+                outputs[head.name if default else f"{head.name}/{key}"] = output
+                predict = isinstance(output, PredictOutput)
+                if key == head_lib.PREDICT_SERVING_KEY and predict:
+                    merged.update({f"{head.name}/{name}": tensor
+                                   for name, tensor in output.outputs.items()})  # fmt: skip
+        outputs[head_lib.PREDICT_SERVING_KEY] = PredictOutput(merged)
+        return EstimatorSpec(ModeKeys.PREDICT, predictions=self._predictions(specs),
+                             export_outputs=outputs)  # fmt: skip
+
+
+def _no_train_op(loss):
+    """Each head's train op in a multi head: none (the merged loss is trained)."""
+    del loss
+    return tf.no_op()
