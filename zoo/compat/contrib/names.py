@@ -214,21 +214,21 @@ NAMES["estimator"] = frozenset("""
 """.split())
 NAMES["predictor"] = frozenset(["from_contrib_estimator", "from_estimator",
                                 "from_saved_model"])  # fmt: skip
-_OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
+OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
 REPLACEMENTS.update({
     "estimator.multi_label_head": "tf.nn.sigmoid_cross_entropy_with_logits in "
-    + _OWN_MODEL_FN,
-    "estimator.poisson_regression_head": "tf.nn.log_poisson_loss in " + _OWN_MODEL_FN,
+    + OWN_MODEL_FN,
+    "estimator.poisson_regression_head": "tf.nn.log_poisson_loss in " + OWN_MODEL_FN,
     "estimator.logistic_regression_head": "tf.contrib.estimator."
     "binary_classification_head",
     "estimator.make_stop_at_checkpoint_step_hook": "tf.estimator.StopAtStepHook",
     "estimator.boosted_trees_classifier_train_in_memory": "tensorflow_decision_forests",
     "estimator.boosted_trees_regressor_train_in_memory": "tensorflow_decision_forests",
-    "estimator.call_logit_fn": _OWN_MODEL_FN,
-    "estimator.dnn_logit_fn_builder": _OWN_MODEL_FN,
-    "estimator.linear_logit_fn_builder": _OWN_MODEL_FN,
-    "estimator.RNNClassifier": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
-    "estimator.RNNEstimator": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
+    "estimator.call_logit_fn": OWN_MODEL_FN,
+    "estimator.dnn_logit_fn_builder": OWN_MODEL_FN,
+    "estimator.linear_logit_fn_builder": OWN_MODEL_FN,
+    "estimator.RNNClassifier": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
+    "estimator.RNNEstimator": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
     "estimator.export_saved_model_for_mode": "Estimator.export_saved_model(..., "
     "experimental_mode=...)",
     "estimator.export_all_saved_models": "Estimator.export_saved_model",

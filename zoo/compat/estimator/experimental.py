@@ -3,6 +3,7 @@
 nearest replacement (docs/estimator.md)."""
 
 from zoo.compat.contrib import ContribError
+from zoo.compat.contrib.names import OWN_MODEL_FN
 from zoo.compat.estimator.early_stopping import (
     make_early_stopping_hook,
     stop_if_higher_hook,
@@ -17,16 +18,15 @@ __all__ = [
     "stop_if_lower_hook", "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]  # fmt: skip
 
-_OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
 # TF 2.15's other tf.estimator.experimental names -> the nearest replacement
 REPLACEMENTS = {
     "KMeans": "tf.contrib.factorization.KMeans",
     "LinearSDCA": "tf.estimator.LinearClassifier (FTRL)",
-    "RNNClassifier": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
-    "RNNEstimator": "tf.nn.dynamic_rnn in " + _OWN_MODEL_FN,
-    "call_logit_fn": _OWN_MODEL_FN,
-    "dnn_logit_fn_builder": _OWN_MODEL_FN,
-    "linear_logit_fn_builder": _OWN_MODEL_FN,
+    "RNNClassifier": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
+    "RNNEstimator": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
+    "call_logit_fn": OWN_MODEL_FN,
+    "dnn_logit_fn_builder": OWN_MODEL_FN,
+    "linear_logit_fn_builder": OWN_MODEL_FN,
     "build_raw_supervised_input_receiver_fn": "tf.estimator.export."
     "build_raw_serving_input_receiver_fn",
     "make_stop_at_checkpoint_step_hook": "tf.estimator.StopAtStepHook",
