@@ -392,3 +392,21 @@ def test_multi_head_sums_the_weighted_losses_and_keys_predictions_by_head(tmp_pa
         contrib.multi_head([contrib.regression_head()])
     with pytest.raises(ZooError, match=r"expected one weight per head \(1\), found 2"):
         contrib.multi_head([contrib.regression_head(name="a")], head_weights=[1, 2])
+
+
+def test_dnn_and_linear_estimators_take_a_contrib_head(tmp_path):
+    x, y = m.data()
+    columns = [tf.feature_column.numeric_column("x", [m.N_FEATURES])]
+    contrib = tf.contrib.estimator
+    dnn = contrib.DNNEstimator(contrib.multi_class_head(3), [8], columns,
+                               model_dir=str(tmp_path / "dnn"))  # fmt: skip
+    linear = v1.estimator.LinearEstimator(contrib.regression_head(), columns,
+                                          model_dir=str(tmp_path / "linear"))  # fmt: skip
+    dnn.train(m.input_fn(x, y), steps=2)
+    linear.train(m.input_fn(x, y.astype(np.float32)), steps=2)
+    assert "dnn/hiddenlayer_0/kernel" in dnn.get_variable_names()
+    assert "linear/linear_model/x/weights" in linear.get_variable_names()
+    assert 0 <= dnn.evaluate(m.input_fn(x, y, repeat=False))["accuracy"] <= 1
+    assert contrib.dnn_logit_fn_builder is tf.estimator.experimental.dnn_logit_fn_builder
+    with pytest.raises(ZooError, match="DNNEstimator: expected a head"):
+        contrib.DNNEstimator("regression", [8], columns)

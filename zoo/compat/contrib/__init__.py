@@ -56,7 +56,8 @@ SOURCES = {
     # tf.contrib.estimator and tf.contrib.predictor (issue 50, Estimator half)
     "estimator": ("zoo.compat.contrib.estimator", "zoo.compat.estimator.extenders",
                   "zoo.compat.estimator.early_stopping",
-                  "zoo.compat.estimator.hooks.hooks"),
+                  "zoo.compat.estimator.hooks.hooks", "zoo.compat.estimator.canned.dnn",
+                  "zoo.compat.estimator.canned.linear"),
     "predictor": ("zoo.compat.contrib.predictor",),
 }  # fmt: skip
 

@@ -225,8 +225,6 @@ REPLACEMENTS.update({
     "estimator.boosted_trees_classifier_train_in_memory": "tensorflow_decision_forests",
     "estimator.boosted_trees_regressor_train_in_memory": "tensorflow_decision_forests",
     "estimator.call_logit_fn": OWN_MODEL_FN,
-    "estimator.dnn_logit_fn_builder": OWN_MODEL_FN,
-    "estimator.linear_logit_fn_builder": OWN_MODEL_FN,
     "estimator.RNNClassifier": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
     "estimator.RNNEstimator": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
     "estimator.export_saved_model_for_mode": "Estimator.export_saved_model(..., "
@@ -239,8 +237,6 @@ REPLACEMENTS.update({
     "estimator.SavedModelEstimator": "tf.contrib.predictor.from_saved_model",
     "estimator.DNNClassifierWithLayerAnnotations": "tf.estimator.DNNClassifier",
     "estimator.DNNRegressorWithLayerAnnotations": "tf.estimator.DNNRegressor",
-    "estimator.DNNEstimator": "tf.estimator.DNNClassifier or DNNRegressor",
-    "estimator.LinearEstimator": "tf.estimator.LinearClassifier or LinearRegressor",
     "estimator.DNNLinearCombinedEstimator": "tf.estimator.DNNLinearCombinedClassifier "
     "or DNNLinearCombinedRegressor",
     "predictor.from_contrib_estimator": "tf.contrib.predictor.from_estimator "

@@ -444,6 +444,19 @@ def binary_or_multi_class_head(n_classes, weight_column=None, label_vocabulary=N
     return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)
 
 
+def check_head(head, owner):
+    """Raises unless ``head`` has ``logits_dimension`` and ``create_estimator_spec``.
+
+    Raises:
+        ZooError: naming ``owner`` and what was found.
+    """
+    if not (hasattr(head, "logits_dimension") and hasattr(head, "create_estimator_spec")):
+        raise ZooError(
+            f"{owner}: expected a head (tf.contrib.estimator.regression_head(), "
+            f"multi_class_head(...), ...), found {head!r}; pass one of them"
+        )
+
+
 def _train_op(loss, optimizer, train_op_fn):
     """The training step, grouped with ``UPDATE_OPS`` (batch norm's statistics)."""
     if (optimizer is None) == (train_op_fn is None):
