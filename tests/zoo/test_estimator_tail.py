@@ -173,8 +173,8 @@ def test_contrib_heads_average_the_loss_and_reject_what_is_not_provided():
         contrib.multi_class_head(2)
     with pytest.raises(ZooError, match="expected loss_fn None"):
         contrib.regression_head(loss_fn=lambda labels, logits: labels)
-    with pytest.raises(ContribError, match="multi_label_head: .* provide; use tf.nn"):
-        contrib.multi_label_head  # noqa: B018
+    with pytest.raises(ContribError, match="poisson_regression_head: .* use tf.nn"):
+        contrib.poisson_regression_head  # noqa: B018
     with pytest.raises(ContribError, match="from_contrib_estimator: .*use tf.contrib."):
         tf.contrib.predictor.from_contrib_estimator  # noqa: B018
 
@@ -410,3 +410,27 @@ def test_dnn_and_linear_estimators_take_a_contrib_head(tmp_path):
     assert contrib.dnn_logit_fn_builder is tf.estimator.experimental.dnn_logit_fn_builder
     with pytest.raises(ZooError, match="DNNEstimator: expected a head"):
         contrib.DNNEstimator("regression", [8], columns)
+
+
+def test_multi_label_head_averages_sigmoid_cross_entropy_over_classes():
+    logits = np.array([[2.0, -1.0, 0.5], [-0.5, 1.5, 0.0]], np.float32)
+    multi_hot = np.array([[1, 0, 1], [0, 1, 0]], np.int64)
+    probabilities = 1 / (1 + np.exp(-logits))
+    per_class = -(multi_hot * np.log(probabilities)
+                  + (1 - multi_hot) * np.log(1 - probabilities))  # fmt: skip
+    with tf.Graph().as_default():
+        v1.train.get_or_create_global_step()
+        sparse_ids = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [0, 2, 1], [2, 2])
+        head = tf.contrib.estimator.multi_label_head(3, name="tags")
+        mode = tf.estimator.ModeKeys.EVAL
+        dense = head.create_estimator_spec({}, mode, logits, multi_hot)
+        sparse = head.create_loss({}, mode, logits, sparse_ids)
+        with v1.Session() as session:
+            session.run(v1.local_variables_initializer())
+            loss, sparse_loss = session.run([dense.loss, sparse.training_loss])
+    assert loss == pytest.approx(per_class.mean(), rel=1e-5)
+    assert sparse_loss == pytest.approx(per_class.mean(), rel=1e-5)
+    assert {"auc/tags", "auc_precision_recall/tags", "average_loss/tags"} <= set(
+        dense.eval_metric_ops)  # fmt: skip
+    with pytest.raises(ZooError, match="multi_label_head: expected n_classes an int > 1"):
+        tf.contrib.estimator.multi_label_head(1)

@@ -1,6 +1,6 @@
 """TF 1.15's ``tf.contrib.estimator`` names that are not also in ``tf.estimator``:
 ``forward_features``, ``clip_gradients_by_norm``, the heads of its own defaults
-(loss averaged over the batch) and ``multi_head``, and
+(loss averaged over the batch: ``multi_label_head`` among them) and ``multi_head``, and
 ``replicate_model_fn``/``TowerOptimizer`` on
 this machine's one device. The rest of the module (``add_metrics``, the
 early-stopping hooks, ``InMemoryEvaluatorHook``) is ``tf.estimator``'s, found
@@ -225,6 +225,21 @@ def multi_class_head(n_classes, weight_column=None, label_vocabulary=None,
             "use binary_classification_head for two classes"
         )
     return head_lib.MultiClassHead(n_classes, weight_column, label_vocabulary,
+                                   loss_reduction, name)  # fmt: skip
+
+
+def multi_label_head(n_classes, weight_column=None, thresholds=None,
+                     label_vocabulary=None,
+                     loss_reduction=Reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
+                     name=None):  # fmt: skip
+    """Any of ``n_classes`` classes per example, sigmoid cross entropy averaged over
+    the classes; loss averaged over the batch by default.
+
+    Raises:
+        ZooError: n_classes not above 1; thresholds or loss_fn given (not provided).
+    """
+    _unsupported("multi_label_head", thresholds=thresholds, loss_fn=loss_fn)
+    return head_lib.MultiLabelHead(n_classes, weight_column, label_vocabulary,
                                    loss_reduction, name)  # fmt: skip
 
 

@@ -216,8 +216,6 @@ NAMES["predictor"] = frozenset(["from_contrib_estimator", "from_estimator",
                                 "from_saved_model"])  # fmt: skip
 OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
 REPLACEMENTS.update({
-    "estimator.multi_label_head": "tf.nn.sigmoid_cross_entropy_with_logits in "
-    + OWN_MODEL_FN,
     "estimator.poisson_regression_head": "tf.nn.log_poisson_loss in " + OWN_MODEL_FN,
     "estimator.logistic_regression_head": "tf.contrib.estimator."
     "binary_classification_head",
