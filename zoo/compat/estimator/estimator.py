@@ -103,7 +103,7 @@ class Estimator:
             )
         self._model_fn = model_fn
         self._config = config.replace(model_dir=model_dir)
-        self._params = copy.deepcopy(params if params is not None else {})
+        self._params = copy.deepcopy(params or {})  # as TF 1.15
         if isinstance(warm_start_from, str | os.PathLike):
             warm_start_from = WarmStartSettings(os.fspath(warm_start_from))
         self._warm_start_settings = warm_start_from
