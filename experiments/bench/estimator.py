@@ -10,7 +10,8 @@ every graph ``train()`` builds, and of its ``graph.pbtxt``).
   ``MonitoredTrainingSession`` with its hooks (step counter, logging, summaries,
   NaN check; no checkpoint falls inside the timed steps);
 * ``tpu_estimator``: ``TPUEstimator`` with ``iterations_per_loop=K``
-  (``--steps-per-run``), K steps per run through :func:`zoo.training.repeat_updates`.
+  (``--steps-per-run``) and our opt-in ``loop_on_cpu=True``, K steps per run
+  through :func:`zoo.training.repeat_updates`.
 
 A train() call builds its graph and session first; each contender is timed from the
 end of its first run to the end of its last (``train``'s set-up excluded, reported
@@ -102,7 +103,7 @@ def estimator_run(images, labels, steps_per_run, setups):
         config = tpu.RunConfig(tpu_config=tpu.TPUConfig(steps_per_run), **settings)
         estimator = tpu.TPUEstimator(
             model_fn, config=config, params={"tpu": True}, use_tpu=False,
-            train_batch_size=BATCH_SIZE,
+            train_batch_size=BATCH_SIZE, loop_on_cpu=True,  # ours: K steps per run
         )  # fmt: skip
     else:
         config = v1.estimator.RunConfig(**settings)

@@ -447,7 +447,10 @@ class Projection(Layer):
 
     def _project(self, activation, use_bias, **variables):
         """Keeps the activation and, for each ``variable=(initializer, regularizer,
-        constraint)``, the attributes ``<variable>_initializer`` ... as TF's layers."""
+        constraint)``, the attributes ``<variable>_initializer`` ... as TF's layers;
+        an activation given by name (``"relu"``) is Keras's, as TF 1.15 took it."""
+        if isinstance(activation, str):
+            activation = tf.keras.activations.get(activation)
         self.activation, self.use_bias = activation, use_bias
         for variable, values in variables.items():
             for part, value in settings(*values).items():

@@ -1,5 +1,7 @@
 """Run by TF 2.15's Python (the reference venv): trains :mod:`estimator_model` with
-tensorflow-estimator 2.15, evaluates, predicts, exports; writes what it saw as JSON.
+tensorflow-estimator 2.15, evaluates, predicts, exports, and runs its
+``tail_report`` (TPUEstimator's hooks, params objects, add_metrics, early stopping,
+InMemoryEvaluatorHook) in ``MODEL_DIR_tail``; writes what it saw as JSON.
 
 Usage: ``.venv-tf215/bin/python estimator_reference.py MODEL_DIR OUT.json``
 """
@@ -33,6 +35,7 @@ def main(model_dir, out):
         "variables": estimator.get_variable_names(),
         "export": export,
         "tensorflow": tf.__version__,
+        "tail": m.tail_report(f"{model_dir}_tail"),
     }, open(out, "w"))  # fmt: skip
 
 

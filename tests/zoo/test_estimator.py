@@ -236,7 +236,8 @@ def test_tpu_estimator_runs_on_cpu_with_params_batch_size(tmp_path):
     run_config = tpu.RunConfig(model_dir=str(tmp_path), tpu_config=tpu.TPUConfig(4),
                                save_checkpoints_steps=4)  # fmt: skip
     estimator = tpu.TPUEstimator(tpu_model_fn, config=run_config, use_tpu=False,
-                                 train_batch_size=8, eval_batch_size=12)  # fmt: skip
+                                 train_batch_size=8, eval_batch_size=12,
+                                 loop_on_cpu=True)  # fmt: skip
     estimator.train(input_fn, max_steps=8)
     metrics = estimator.evaluate(input_fn, steps=2)
     assert metrics["global_step"] == 8 and 0 <= metrics["accuracy"] <= 1
@@ -368,7 +369,7 @@ def test_iterations_per_loop_trains_k_steps_per_run_exactly_as_one(tmp_path):
             tpu_config=tpu.TPUConfig(k),
         )  # fmt: skip
         estimator = tpu.TPUEstimator(adam_model_fn, config=run_config, use_tpu=False,
-                                     train_batch_size=8)  # fmt: skip
+                                     train_batch_size=8, loop_on_cpu=True)  # fmt: skip
         counter = RunCounter()
         estimator.train(input_fn, max_steps=10, hooks=[counter])
         estimator.train(input_fn, steps=3, hooks=[counter])

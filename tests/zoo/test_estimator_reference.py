@@ -99,3 +99,27 @@ def test_ours_writes_tf_2_15s_file_layout_and_continues_its_checkpoint(reference
     shutil.copytree(model_dir, copy)
     ours_like(copy).train(m.input_fn(x, y), steps=10)
     assert ours_like(copy).latest_checkpoint().endswith("model.ckpt-40")
+
+
+def test_ours_runs_tf_1_15s_estimator_behaviours_as_tf_2_15_did(reference, tmp_path):
+    """TPUEstimator(use_tpu=False) hooks see each of 13 steps (iterations_per_loop=4),
+    params objects deep-copied per call, the loss in GraphKeys.LOSSES,
+    add_metrics' metric stopping train_and_evaluate through
+    stop_if_no_decrease_hook, InMemoryEvaluatorHook's evaluation steps."""
+    _, report = reference
+    ours = m.tail_report(str(tmp_path))
+    assert ours == report["tail"]
+    assert (ours["tpu"]["runs"], ours["tpu"]["logged"], ours["tpu"]["step"]) == (13, 13, 13)
+    # TF 1.15's TPUEstimator rates every ceil(log_step_count_steps 8 / 4 per loop) steps
+    assert ours["tpu"]["summaries"]["examples/sec"] == [3, 5, 7, 9, 11, 13]
+    assert ours["early"]["step"] < 100 and ours["memory"]["last_accuracy_gap"] < 1e-6
+
+
+def test_contrib_predictor_serves_tf_2_15s_saved_model_as_it_predicted(reference):
+    _, report = reference
+    x, _ = m.data()
+    predict_fn = tf.contrib.predictor.from_saved_model(report["export"])
+    assert set(predict_fn.feed_tensors) == {"x"}
+    assert set(predict_fn.fetch_tensors) == {"class_ids", "logits", "probabilities"}
+    served = predict_fn({"x": x})["probabilities"]
+    np.testing.assert_allclose(served, report["predictions"], rtol=1e-5, atol=1e-7)

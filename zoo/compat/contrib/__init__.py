@@ -53,13 +53,17 @@ SOURCES = {
     "seq2seq": ("layers.tf1.seq2seq",),
     "legacy_seq2seq": ("layers.tf1.legacy_seq2seq",),
     "tpu": ("zoo.compat.estimator.tpu",),
-    # issue 50, contrib half
     "crf": ("zoo.compat.contrib.crf",),
     "learn.datasets": (),  # its module mnist only; its other names raise the error
     "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
     "staging": ("tensorflow.python.ops.data_flow_ops",),  # TF 1.15's StagingArea itself
     "tensorboard.plugins.projector": ("tensorboard.plugins.projector",),
     "factorization": ("zoo.compat.contrib.factorization",),
+    "estimator": ("zoo.compat.contrib.estimator", "zoo.compat.estimator.extenders",
+                  "zoo.compat.estimator.early_stopping",
+                  "zoo.compat.estimator.hooks.hooks", "zoo.compat.estimator.canned.dnn",
+                  "zoo.compat.estimator.canned.linear"),
+    "predictor": ("zoo.compat.contrib.predictor",),
 }  # fmt: skip
 
 # TF 1.15's deeper module paths that real programs import -> the module of
@@ -72,7 +76,6 @@ ALIASES = {
     "legacy_seq2seq.python.ops.seq2seq": "legacy_seq2seq",
     **{f"layers.python.layers.{leaf}": "layers" for leaf in (
         "layers", "initializers", "regularizers")},
-    # issue 50, contrib half
     "learn.python.learn.datasets.mnist": "learn.datasets.mnist",
     "factorization.python.ops.clustering_ops": "factorization",
 }  # fmt: skip

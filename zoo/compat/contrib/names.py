@@ -149,7 +149,6 @@ NAMES = {
         read_batch_features extract_pandas_data extract_pandas_labels
         extract_pandas_matrix
     """.split()),
-    # issue 50, contrib half
     "crf": frozenset("""
         crf_sequence_score crf_log_norm crf_log_likelihood crf_unary_score
         crf_binary_score CrfForwardRnnCell viterbi_decode crf_decode
@@ -179,7 +178,6 @@ REPLACEMENTS = {
     "metrics": "tf.compat.v1.metrics",
     "image": "tf.image, or tensorflow_addons.image",
     "summary": "tf.compat.v1.summary",
-    "estimator": "tf.compat.v1.estimator under zoo.compat.install()",
     "cluster_resolver": "tf.distribute.cluster_resolver",
     "signal": "tf.signal",
     "keras": "keras",
@@ -209,7 +207,6 @@ REPLACEMENTS = {
     "training.HParamDef": "HParams(**values) and HParams.to_json()",
     "training.bucket_by_sequence_length": "tf.data.experimental."
     "bucket_by_sequence_length",
-    # issue 50, contrib half
     **{f"learn.datasets.{name}": "tf.keras.datasets, or zoo.data (MNIST: "
        "tf.contrib.learn.datasets.mnist.read_data_sets)" for name in (
            "base", "synthetic", "text_datasets", "load_dataset", "make_dataset",
@@ -236,3 +233,49 @@ REPLACEMENTS = {
                     "a matrix factorization on tf.compat.v1.get_variable with an "
                     "optimizer, or the implicit package's AlternatingLeastSquares"),
 }  # fmt: skip
+
+# tf.contrib.estimator (its _allowed_symbols in TF 1.15) and tf.contrib.predictor
+# (its __init__'s factories): what the map provides of them is in docs/estimator.md.
+NAMES["estimator"] = frozenset("""
+    add_metrics binary_classification_head clip_gradients_by_norm forward_features
+    InMemoryEvaluatorHook make_stop_at_checkpoint_step_hook logistic_regression_head
+    multi_class_head multi_head multi_label_head poisson_regression_head
+    regression_head boosted_trees_classifier_train_in_memory
+    boosted_trees_regressor_train_in_memory call_logit_fn dnn_logit_fn_builder
+    linear_logit_fn_builder replicate_model_fn TowerOptimizer RNNClassifier
+    RNNEstimator export_saved_model_for_mode export_all_saved_models
+    make_early_stopping_hook read_eval_metrics stop_if_lower_hook stop_if_higher_hook
+    stop_if_no_increase_hook stop_if_no_decrease_hook
+    build_raw_supervised_input_receiver_fn
+    build_supervised_input_receiver_fn_from_input_fn SavedModelEstimator
+    DNNClassifierWithLayerAnnotations DNNRegressorWithLayerAnnotations
+    DNNEstimator DNNLinearCombinedEstimator LinearEstimator
+""".split())
+NAMES["predictor"] = frozenset(["from_contrib_estimator", "from_estimator",
+                                "from_saved_model"])  # fmt: skip
+OWN_MODEL_FN = "a model_fn of your own (tf.compat.v1.layers, then EstimatorSpec)"
+REPLACEMENTS.update({
+    "estimator.poisson_regression_head": "tf.nn.log_poisson_loss in " + OWN_MODEL_FN,
+    "estimator.logistic_regression_head": "tf.contrib.estimator."
+    "binary_classification_head",
+    "estimator.make_stop_at_checkpoint_step_hook": "tf.estimator.StopAtStepHook",
+    "estimator.boosted_trees_classifier_train_in_memory": "tensorflow_decision_forests",
+    "estimator.boosted_trees_regressor_train_in_memory": "tensorflow_decision_forests",
+    "estimator.call_logit_fn": OWN_MODEL_FN,
+    "estimator.RNNClassifier": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
+    "estimator.RNNEstimator": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
+    "estimator.export_saved_model_for_mode": "Estimator.export_saved_model(..., "
+    "experimental_mode=...)",
+    "estimator.export_all_saved_models": "Estimator.export_saved_model",
+    "estimator.build_raw_supervised_input_receiver_fn": "tf.estimator.export."
+    "build_raw_serving_input_receiver_fn",
+    "estimator.build_supervised_input_receiver_fn_from_input_fn": "tf.estimator.export."
+    "build_raw_serving_input_receiver_fn",
+    "estimator.SavedModelEstimator": "tf.contrib.predictor.from_saved_model",
+    "estimator.DNNClassifierWithLayerAnnotations": "tf.estimator.DNNClassifier",
+    "estimator.DNNRegressorWithLayerAnnotations": "tf.estimator.DNNRegressor",
+    "estimator.DNNLinearCombinedEstimator": "tf.estimator.DNNLinearCombinedClassifier "
+    "or DNNLinearCombinedRegressor",
+    "predictor.from_contrib_estimator": "tf.contrib.predictor.from_estimator "
+    "(tf.contrib.learn's Estimator is not provided)",
+})  # fmt: skip

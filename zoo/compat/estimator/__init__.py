@@ -29,6 +29,8 @@ __getattr__, __dir__, __all__ = lazy.exports(
         "tensorflow.compat.v1.train": HOOKS,
         "zoo.compat.estimator.estimator": ("Estimator",),
         "zoo.compat.estimator.export": ("export",),
+        "zoo.compat.estimator.experimental": ("experimental",),
+        "zoo.compat.estimator.extenders": ("add_metrics",),
         "zoo.compat.estimator.exporter": (
             "BestExporter", "Exporter", "FinalExporter", "LatestExporter",
         ),

@@ -18,7 +18,9 @@ Usage::
 
 import collections
 import contextlib
+import copy
 import inspect
+import numbers
 import os
 import sys
 import tempfile
@@ -45,7 +47,9 @@ class Estimator:
         model_dir: where checkpoints, events and exports go; None: the
             config's, else a new temporary directory.
         config: a :class:`RunConfig` (None: the defaults).
-        params: a dict given to model_fn and input_fn (those that take it).
+        params: hyperparameters of any type (a dict, ``HParams``, an object of
+            the program's own), deep-copied as TF 1.15 copied them; model_fn and
+            input_fn (those that take it) get a deep copy of them on each call.
         warm_start_from: a checkpoint path, a SavedModel directory or
             :class:`WarmStartSettings` to start from when model_dir has none.
 
@@ -92,14 +96,14 @@ class Estimator:
                 f"Estimator: expected model_fn's arguments among features, labels, mode, "
                 f"params, config, found {unexpected}; rename them (TF calls them by name)"
             )
-        if params and "params" not in arguments:
+        if params is not None and "params" not in arguments:
             raise ZooError(
                 f"Estimator: expected model_fn to take params (params were given), found "
                 f"the arguments {arguments}; add params to model_fn or leave params out"
             )
         self._model_fn = model_fn
         self._config = config.replace(model_dir=model_dir)
-        self._params = dict(params or {})
+        self._params = copy.deepcopy(params or {})  # as TF 1.15
         if isinstance(warm_start_from, str | os.PathLike):
             warm_start_from = WarmStartSettings(os.fspath(warm_start_from))
         self._warm_start_settings = warm_start_from
@@ -116,8 +120,8 @@ class Estimator:
 
     @property
     def params(self):
-        """A copy of the params dict."""
-        return dict(self._params)
+        """A deep copy of the params (as TF 1.15's ``Estimator.params``)."""
+        return copy.deepcopy(self._params)
 
     @property
     def model_fn(self):
@@ -128,6 +132,11 @@ class Estimator:
             return self._call_model_fn(features, labels, mode, config)
 
         return model_fn
+
+    def eval_dir(self, name=None):
+        """The directory :meth:`evaluate` writes its metrics to: ``model_dir/eval``
+        or ``model_dir/eval_<name>``."""
+        return os.path.join(self.model_dir, f"eval_{name}" if name else "eval")
 
     def latest_checkpoint(self):
         """The path of model_dir's latest checkpoint, or None."""
@@ -179,10 +188,10 @@ class Estimator:
                 the wrong kind of thing; model_dir holds another model's checkpoint.
         """
         for name, value in (("steps", steps), ("max_steps", max_steps)):
-            if value is not None and not (isinstance(value, int) and value > 0):
+            if value is not None and not (is_number(value) and value > 0):
                 raise ZooError(
-                    f"Estimator.train: expected {name} to be an int > 0, found {value!r}; "
-                    f"pass e.g. {name}=1000 or None"
+                    f"Estimator.train: expected {name} to be a number > 0, found "
+                    f"{value!r}; pass e.g. {name}=1000 or None"
                 )
         if steps is not None and max_steps is not None:
             raise ZooError(
@@ -193,13 +202,20 @@ class Estimator:
             return self  # as TF 1.15: the checkpoint is past max_steps already
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
-            session = self._training_session(
-                spec, [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)],
-                saving_listeners,
-            )  # fmt: skip
+            all_hooks = [*input_hooks, *(hooks or ()), *self._stop_hooks(steps, max_steps)]
+            try:
+                session = self._training_session(spec, all_hooks, saving_listeners)
+            except tf.errors.NotFoundError:
+                # a variable a hook made (an early-stopping hook's) missing from the
+                # checkpoint, as in TF 1.15: say which
+                if self.latest_checkpoint():
+                    check_compatible(self.latest_checkpoint(), "Estimator.train")
+                raise
+            loss = None
             with session:
                 while not session.should_stop():
-                    session.run(spec.train_op)
+                    _, loss = session.run([spec.train_op, spec.loss])
+            v1.logging.info("Loss for final step: %s.", loss)
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
@@ -215,28 +231,16 @@ class Estimator:
         """
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
         with _new_graph():
-            spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
+            evaluation = self._evaluation(input_fn, steps, hooks)
             check_compatible(checkpoint_path, "Estimator.evaluate")
-            metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
-            update_op = tf.group(*(update for _, update in metrics.values()))
-            values = {key: value for key, (value, _) in sorted(metrics.items())}
-            values["global_step"] = v1.train.get_global_step()
-            final = v1.train.FinalOpsHook(values)
-            all_hooks = [*input_hooks, *spec.evaluation_hooks, *(hooks or ()), final]
-            if steps is not None:
-                all_hooks.append(_StopAfterRuns(steps))
-            creator = v1.train.ChiefSessionCreator(
-                scaffold=spec.scaffold,
-                checkpoint_filename_with_path=checkpoint_path,
-                config=self._config.session_config,
-            )
-            with v1.train.MonitoredSession(creator, all_hooks) as session:
-                while not session.should_stop():
-                    session.run(update_op)
-            results = dict(final.final_ops_values)
-            eval_dir = os.path.join(self.model_dir, f"eval_{name}" if name else "eval")
-            _write_summary(eval_dir, results)
-        return results
+            return evaluation.run(checkpoint_path, None, self.eval_dir(name))
+
+    def _evaluation(self, input_fn, steps, hooks):
+        """In the default graph: the EVAL spec and what runs it (TF 1.15's
+        ``_evaluate_build_graph``; ``InMemoryEvaluatorHook`` builds it once and
+        runs it on the training variables)."""
+        spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
+        return _Evaluation(spec, input_hooks, hooks, steps, self._config.session_config)
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):  # fmt: skip
@@ -351,13 +355,14 @@ class Estimator:
         v1.set_random_seed(self._config.tf_random_seed)
         v1.train.get_or_create_global_step()
         with tf.device("/cpu:0"):
-            return _call_with(input_fn, params=self._input_params(mode),
+            return _call_with(input_fn, params=self._mode_params(mode),
                               config=self._config, mode=mode)  # fmt: skip
 
-    def _input_params(self, mode):
-        """The params input_fn gets in ``mode`` (TPUEstimator adds the batch size)."""
+    def _mode_params(self, mode):
+        """A deep copy of the params, as input_fn and model_fn get them in ``mode``
+        (TPUEstimator adds the batch size)."""
         del mode
-        return self._params
+        return self.params
 
     def _call_model_fn(self, features, labels, mode, config=None):
         """model_fn's spec, called with the arguments it takes."""
@@ -372,7 +377,7 @@ class Estimator:
             )
         spec = _call_with(
             self._model_fn, features=features, labels=labels, mode=mode,
-            params=self._params, config=config or self._config,
+            params=self._mode_params(mode), config=config or self._config,
         )  # fmt: skip
         if not isinstance(spec, EstimatorSpec):
             raise ZooError(
@@ -390,7 +395,12 @@ class Estimator:
             check_compatible(latest, "Estimator.train")
         elif self._warm_start_settings is not None:
             warm_start(self._warm_start_settings)
-        v1.summary.scalar("loss", spec.loss)
+        # As TF 1.15: a "loss" summary unless the model_fn made one, and the loss in
+        # GraphKeys.LOSSES (before any hook's begin(), so hooks read it there).
+        summaries = v1.get_collection(v1.GraphKeys.SUMMARIES)
+        if not any(summary.op.name == "loss" for summary in summaries):
+            v1.summary.scalar("loss", spec.loss)
+        v1.add_to_collection(v1.GraphKeys.LOSSES, spec.loss)
         if not (spec.scaffold.saver or v1.get_collection(v1.GraphKeys.SAVERS)):
             v1.add_to_collection(
                 v1.GraphKeys.SAVERS,
@@ -463,11 +473,49 @@ def _new_graph():
             keras_state.set_global_attribute("object_name_uids", before)
 
 
+class _Evaluation:
+    """An EVAL spec's metrics (with ``loss`` and ``global_step``), run to the end
+    of the data or ``steps`` batches by :meth:`run`, as many times as asked."""
+
+    def __init__(self, spec, input_hooks, hooks, steps, session_config):
+        self.spec, self._session_config = spec, session_config
+        metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
+        self._update_op = tf.group(*(update for _, update in metrics.values()))
+        values = {key: value for key, (value, _) in sorted(metrics.items())}
+        values["global_step"] = v1.train.get_global_step()
+        self._final = v1.train.FinalOpsHook(values)
+        self._hooks = [*input_hooks, *spec.evaluation_hooks, *(hooks or ()), self._final]
+        if steps is not None:
+            self._hooks.append(_StopAfterRuns(steps))
+
+    def run(self, checkpoint_path, scaffold, eval_dir):
+        """Evaluates ``checkpoint_path`` (or what ``scaffold`` initializes), writes
+        the metrics as events in ``eval_dir``, returns them as a dict."""
+        creator = v1.train.ChiefSessionCreator(
+            scaffold=scaffold or self.spec.scaffold,
+            checkpoint_filename_with_path=checkpoint_path,
+            config=self._session_config,
+        )
+        with v1.train.MonitoredSession(creator, self._hooks) as session:
+            while not session.should_stop():
+                session.run(self._update_op)
+        results = dict(self._final.final_ops_values)
+        v1.logging.info(
+            "Saving dict for global step %d: %s", results["global_step"],
+            ", ".join(f"{key} = {value}" for key, value in sorted(results.items())),
+        )  # fmt: skip
+        _write_summary(eval_dir, results)
+        return results
+
+
 class _StopAfterRuns(v1.train.SessionRunHook):
     """Asks the session to stop after ``runs`` runs (evaluate's ``steps``)."""
 
     def __init__(self, runs):
         self._runs, self._done = runs, 0
+
+    def begin(self):
+        self._done = 0
 
     def after_run(self, run_context, run_values):
         self._done += 1
@@ -483,6 +531,11 @@ class IteratorInitializer(v1.train.SessionRunHook):
 
     def after_create_session(self, session, coord):
         session.run(self._iterator.initializer)
+
+
+def is_number(value):
+    """An int or a float, not a bool (TF 1.15 took ``steps=62.5`` and stopped at 63)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _arguments(function):

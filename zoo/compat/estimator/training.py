@@ -8,13 +8,16 @@ import os
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.compat.estimator.estimator import is_number
 
 v1 = tf.compat.v1
 
 
 def _check(owner, name, value, minimum, fix):
-    if value is not None and not (isinstance(value, int) and value >= minimum):
-        raise ZooError(f"{owner}: expected {name} to be an int >= {minimum}, "
+    """Raises unless ``value`` is None or a number >= ``minimum`` (TF 1.15 took
+    floats: ``max_steps=examples / batch_size``)."""
+    if value is not None and not (is_number(value) and value >= minimum):
+        raise ZooError(f"{owner}: expected {name} to be a number >= {minimum}, "
                        f"found {value!r}; {fix}")  # fmt: skip
 
 
@@ -26,7 +29,7 @@ class TrainSpec(
     """What :func:`train_and_evaluate` trains: ``input_fn`` up to ``max_steps``.
 
     Raises:
-        ZooError: input_fn not callable, max_steps not an int > 0.
+        ZooError: input_fn not callable, max_steps not a number > 0.
     """
 
     def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):

@@ -21,6 +21,7 @@ from zoo.compat.estimator.canned.head import (
     Reduction,
     RegressionHead,
     binary_or_multi_class_head,
+    check_head,
 )
 from zoo.compat.estimator.estimator import Estimator
 from zoo.compat.estimator.mode_keys import ModeKeys
@@ -248,3 +249,26 @@ class DNNRegressorV2(DNNRegressor):
             optimizer, activation_fn, dropout, None, config, warm_start_from,
             loss_reduction, batch_norm,
         )  # fmt: skip
+
+
+class DNNEstimator(Estimator):
+    """TF 1.15's ``tf.compat.v1.estimator.DNNEstimator`` (``tf.contrib.estimator``'s):
+    a DNN with a head of the program's choosing (``tf.contrib.estimator``'s heads,
+    ``multi_head`` among them); the other arguments as :class:`DNNClassifier`'s.
+
+    Raises:
+        ZooError: head is not a head.
+    """
+
+    _v2 = False
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer="Adagrad", activation_fn=tf.nn.relu, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 batch_norm=False):  # fmt: skip
+        check_head(head, "DNNEstimator")
+        model_fn = _dnn_model_fn(
+            head, hidden_units, feature_columns, optimizer, activation_fn, dropout,
+            input_layer_partitioner, batch_norm, self._v2,
+        )  # fmt: skip
+        super().__init__(model_fn, model_dir, config, warm_start_from=warm_start_from)

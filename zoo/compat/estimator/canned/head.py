@@ -370,6 +370,70 @@ class MultiClassHead(_ClassHead):
         return metrics
 
 
+class MultiLabelHead(_ClassHead):
+    """Any of ``n_classes`` (> 1) classes per example: sigmoid cross entropy
+    averaged over the classes (TF 1.15's ``tf.contrib.estimator`` ``_MultiLabelHead``).
+    Labels are multi-hot ``[batch, n_classes]`` or a ``SparseTensor`` of class ids
+    (of class names, with ``label_vocabulary``); predictions ``logits`` and
+    ``probabilities``; metrics ``average_loss``, ``auc``, ``auc_precision_recall``.
+
+    Raises:
+        ZooError: n_classes not an int above 1.
+    """
+
+    def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
+                 loss_reduction=Reduction.SUM, name=None):  # fmt: skip
+        if not isinstance(n_classes, int) or n_classes < 2:
+            raise ZooError(
+                f"multi_label_head: expected n_classes an int > 1, found {n_classes!r}; "
+                "use binary_classification_head for one class"
+            )
+        super().__init__(n_classes, weight_column, label_vocabulary, loss_reduction, name)
+
+    @property
+    def logits_dimension(self):
+        """The number of classes."""
+        return self._n_classes
+
+    @property
+    def _labels_dimension(self):
+        return self._n_classes
+
+    def create_loss(self, features, mode, logits, labels):
+        """As :meth:`_Head.create_loss`, a ``SparseTensor`` of class ids (or
+        names) turned multi-hot first."""
+        if isinstance(labels, tf.SparseTensor):
+            ids = tf.SparseTensor(labels.indices, self._class_ids(labels.values),
+                                  labels.dense_shape)  # fmt: skip
+            labels = tf.sparse.to_indicator(ids, self._n_classes)
+        return super().create_loss(features, mode, logits, labels)
+
+    def _predictions(self, logits):
+        keys = PredictionKeys
+        logits = _logits_of_dimension(logits, self._n_classes)
+        with v1.name_scope(None, "predictions", (logits,)):
+            probabilities = tf.sigmoid(logits, name=keys.PROBABILITIES)
+            predictions = {keys.LOGITS: logits, keys.PROBABILITIES: probabilities}
+        export_outputs = self._classification_outputs(probabilities, predictions)
+        return logits, predictions, export_outputs, {"probabilities": probabilities}
+
+    def _labels(self, labels):
+        return _in_range(tf.cast(labels, tf.int64), 2)
+
+    def _unweighted_loss(self, labels, logits):
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits, reduction=Reduction.NONE)
+        return tf.reduce_mean(loss, axis=-1, keepdims=True)
+
+    def _eval_metric_ops(self, loss_spec, regularization_loss, probabilities):
+        keys = MetricKeys
+        labels, weights = loss_spec.processed_labels, loss_spec.weights
+        with v1.name_scope(None, "metrics"):
+            metrics = self._loss_metrics(loss_spec, regularization_loss)
+            metrics[keys.AUC] = _auc(labels, probabilities, weights, "ROC", keys.AUC)
+            metrics[keys.AUC_PR] = _auc(labels, probabilities, weights, "PR", keys.AUC_PR)
+        return metrics
+
+
 class RegressionHead(_Head):
     """``label_dimension`` outputs, mean squared error (TF 1.15's
     ``_RegressionHeadWithMeanSquaredErrorLoss``).
@@ -442,6 +506,19 @@ def binary_or_multi_class_head(n_classes, weight_column=None, label_vocabulary=N
     if n_classes == 2:
         return BinaryLogisticHead(weight_column, label_vocabulary, loss_reduction)
     return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)
+
+
+def check_head(head, owner):
+    """Raises unless ``head`` has ``logits_dimension`` and ``create_estimator_spec``.
+
+    Raises:
+        ZooError: naming ``owner`` and what was found.
+    """
+    if not (hasattr(head, "logits_dimension") and hasattr(head, "create_estimator_spec")):
+        raise ZooError(
+            f"{owner}: expected a head (tf.contrib.estimator.regression_head(), "
+            f"multi_class_head(...), ...), found {head!r}; pass one of them"
+        )
 
 
 def _train_op(loss, optimizer, train_op_fn):

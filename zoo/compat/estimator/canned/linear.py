@@ -21,6 +21,7 @@ from zoo.compat.estimator.canned.head import (
     Reduction,
     RegressionHead,
     binary_or_multi_class_head,
+    check_head,
 )
 from zoo.compat.estimator.estimator import Estimator
 from zoo.compat.estimator.mode_keys import ModeKeys
@@ -185,3 +186,24 @@ class LinearRegressorV2(LinearRegressor):
             feature_columns, model_dir, label_dimension, weight_column, optimizer,
             config, None, warm_start_from, loss_reduction, sparse_combiner,
         )  # fmt: skip
+
+
+class LinearEstimator(Estimator):
+    """TF 1.15's ``tf.compat.v1.estimator.LinearEstimator``
+    (``tf.contrib.estimator``'s): a linear model with a head of the program's
+    choosing; the other arguments as :class:`LinearClassifier`'s.
+
+    Raises:
+        ZooError: head is not a head.
+    """
+
+    _v2 = False
+
+    def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl",
+                 config=None, partitioner=None, sparse_combiner="sum",
+                 warm_start_from=None):  # fmt: skip
+        check_head(head, "LinearEstimator")
+        model_fn = _linear_model_fn(
+            head, feature_columns, optimizer, partitioner, sparse_combiner, self._v2
+        )
+        super().__init__(model_fn, model_dir, config, warm_start_from=warm_start_from)

@@ -1,7 +1,9 @@
 """``tf.estimator.tpu.TPUEstimator`` on CPU (``use_tpu=False``), as BERT's scripts run
 it: ``params["batch_size"]`` for input_fn and model_fn, ``TPUEstimatorSpec`` with
-``scaffold_fn`` and ``eval_metrics=(metric_fn, tensors)``; ``iterations_per_loop``
-training steps in each ``session.run``, as on a TPU, through
+``scaffold_fn`` and ``eval_metrics=(metric_fn, tensors)``. With ``use_tpu=False``
+one training step per ``session.run``, as TF 1.15 ran it on CPU (every hook sees
+every step); ``use_tpu=True``, or our opt-in ``loop_on_cpu=True``, runs
+``iterations_per_loop`` steps in each ``session.run``, as on a TPU, through
 :func:`zoo.training.repeat_updates` (the same numbers as one step per run).
 
 K steps per run call the model_fn twice: once as usual (its variables, its
@@ -17,6 +19,7 @@ reads batches of an iterator of its own, not the loop's.
 
 import collections
 import contextlib
+import math
 
 import tensorflow as tf
 
@@ -84,10 +87,16 @@ class TPUEstimator(Estimator):
 
     Args:
         model_fn: ``model_fn(features, labels, mode, params[, config])``.
-        use_tpu: False (this machine has no TPU; True runs on CPU the same way).
+        use_tpu: False: one training step per ``session.run``, as TF 1.15 ran
+            it on CPU; True (this machine has no TPU): ``iterations_per_loop``
+            steps per run on CPU, as a TPU runs them.
         train_batch_size, eval_batch_size, predict_batch_size: the batch sizes.
+        loop_on_cpu: ours, not TF 1.15's: with ``use_tpu=False`` too, run
+            ``iterations_per_loop`` training steps in each ``session.run`` (hooks
+            see one run per loop, as on a TPU; the variables are the same).
         The rest as :class:`Estimator` (``batch_axis``, ``eval_on_tpu``,
-        ``export_to_tpu`` and the like are kept).
+        ``export_to_tpu`` and the like are kept); params a dict, an ``HParams``
+        (``batch_size`` is set on a copy) or an object that takes items.
 
     Raises:
         ZooError: a model_fn without params; params holding ``batch_size``; a
@@ -98,17 +107,24 @@ class TPUEstimator(Estimator):
                  use_tpu=True, train_batch_size=None, eval_batch_size=None,
                  predict_batch_size=None, batch_axis=None, eval_on_tpu=True,
                  export_to_tpu=True, export_to_cpu=True, warm_start_from=None,
-                 embedding_config_spec=None, export_saved_model_api_version=1):  # fmt: skip
+                 embedding_config_spec=None, export_saved_model_api_version=1,
+                 loop_on_cpu=False):  # fmt: skip
         if "params" not in _arguments(model_fn):
             raise ZooError(
                 "TPUEstimator: expected model_fn to take params (it gets "
                 "params['batch_size']), found the arguments "
                 f"{_arguments(model_fn)}; add params to model_fn"
             )
-        if params and ("batch_size" in params or "context" in params):
+        if params is not None and not hasattr(params, "__contains__"):
+            raise ZooError(
+                f"TPUEstimator: expected params a dict or an HParams (it sets "
+                f"params['batch_size']), found {type(params).__name__}; pass a dict or "
+                "tf.contrib.training.HParams"
+            )
+        if params is not None and any(key in params for key in ("batch_size", "context")):
             raise ZooError(
                 f"TPUEstimator: expected params without 'batch_size' or 'context', found "
-                f"{sorted(params)}; pass train_batch_size=... instead"
+                f"{params!r}; pass train_batch_size=... instead"
             )
         config = RunConfig() if config is None else config
         if not isinstance(config, RunConfig):
@@ -121,17 +137,23 @@ class TPUEstimator(Estimator):
             ModeKeys.PREDICT: predict_batch_size,
         }  # fmt: skip
         self._use_tpu = use_tpu
+        self._loop = bool(use_tpu or loop_on_cpu)
 
         def cpu_model_fn(features, labels, mode, params, config):
-            params = {**params, "use_tpu": False}
-            if self._batch_sizes.get(mode) is not None and features is not None:
-                params["batch_size"] = self._batch_sizes[mode]
+            params = _with_item(params, "use_tpu", False)
             spec = _call_with(
                 model_fn, features=features, labels=labels, mode=mode, params=params,
                 config=config,
             )
             return spec.as_estimator_spec() if isinstance(spec, TPUEstimatorSpec) else spec
 
+        # As TF 1.15: the Estimator's loss logging and step counter give way to an
+        # ExamplesPerSecondHook every ceil(log_step_count_steps / iterations_per_loop)
+        # steps (and, K steps per run, a loss logging hook as often)
+        self._log_every_n_steps = config.log_step_count_steps and math.ceil(
+            config.log_step_count_steps / config.tpu_config.iterations_per_loop
+        )
+        config = config.replace(log_step_count_steps=None)
         super().__init__(cpu_model_fn, model_dir, config, params, warm_start_from)
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None,
@@ -143,8 +165,11 @@ class TPUEstimator(Estimator):
 
     def _build(self, input_fn, mode):
         steps_per_run = self._config.tpu_config.iterations_per_loop
-        if mode != ModeKeys.TRAIN or steps_per_run == 1:
+        if mode != ModeKeys.TRAIN:
             return super()._build(input_fn, mode)
+        if steps_per_run == 1 or not self._loop:
+            spec, hooks = super()._build(input_fn, mode)
+            return spec, [*hooks, *self._progress_hooks(spec.loss, 1)]
         from zoo.training.steps import repeat_updates
 
         dataset = self._input(input_fn, mode)
@@ -171,14 +196,74 @@ class TPUEstimator(Estimator):
             )  # fmt: skip
         spec = specs[0]._replace(train_op=repeated.train_op, loss=repeated.losses[-1])
         hooks = [*map(IteratorInitializer, batches.iterators),
-                 _StepsPerRun(repeated, *self._train_steps)]  # fmt: skip
+                 _StepsPerRun(repeated, *self._train_steps),
+                 *self._progress_hooks(spec.loss, steps_per_run)]  # fmt: skip
         return spec, hooks
 
-    def _input_params(self, mode):
+    def _progress_hooks(self, loss, steps_per_run):
+        """TF 1.15's TPUEstimator logging: examples/sec and global_step/sec; the
+        loss and step too when steps run in loops (as on a TPU)."""
+        every_n = self._log_every_n_steps
+        if not every_n:
+            return []
+        examples = ExamplesPerSecondHook(
+            self._batch_sizes[ModeKeys.TRAIN], every_n_steps=every_n,
+            output_dir=self.model_dir if self._config.save_summary_steps else None,
+        )  # fmt: skip
+        if not self._loop:
+            return [examples]
+        examples._set_steps_per_run(steps_per_run)  # noqa: SLF001  (as TF 1.15 set it)
+        step = tf.compat.v1.train.get_global_step()
+        logging = tf.compat.v1.train.LoggingTensorHook(
+            {"loss": tf.identity(loss), "step": step}, every_n_iter=every_n
+        )
+        return [logging, examples]
+
+    def _mode_params(self, mode):
+        params = super()._mode_params(mode)
         batch_size = self._batch_sizes.get(mode)
         if batch_size is None:
-            return self._params
-        return {**self._params, "batch_size": batch_size}
+            return params
+        return _with_item(params, "batch_size", batch_size)
+
+
+def _with_item(params, key, value):
+    """``params`` (a copy already) with ``key`` set to ``value``, as TF 1.15's
+    TPUEstimator set it: ``set_hparam``/``add_hparam`` on an ``HParams``, else
+    ``params[key] = value``."""
+    if hasattr(params, "set_hparam"):
+        if key in params:
+            params.set_hparam(key, value)
+        else:
+            params.add_hparam(key, value)
+        return params
+    params[key] = value
+    return params
+
+
+class ExamplesPerSecondHook(tf.compat.v1.train.StepCounterHook):
+    """A step counter that logs (and writes as summaries) ``global_step/sec`` and
+    ``examples/sec`` of ``batch_size`` examples a step, as TF 1.15's TPUEstimator.
+    It overrides ``StepCounterHook._log_and_record``, the private method TF's own
+    subclass overrides (tests/zoo/test_estimator_tail.py names it)."""
+
+    def __init__(self, batch_size, every_n_steps=100, every_n_secs=None,
+                 output_dir=None, summary_writer=None):  # fmt: skip
+        self._batch_size = batch_size
+        super().__init__(every_n_steps=every_n_steps, every_n_secs=every_n_secs,
+                         output_dir=output_dir, summary_writer=summary_writer)  # fmt: skip
+
+    def _log_and_record(self, elapsed_steps, elapsed_time, global_step):
+        rates = {"global_step/sec": elapsed_steps / elapsed_time}
+        if self._batch_size is not None:
+            rates["examples/sec"] = self._batch_size * rates["global_step/sec"]
+        for tag, value in rates.items():
+            if self._summary_writer is not None:
+                summary = tf.compat.v1.Summary(
+                    value=[tf.compat.v1.Summary.Value(tag=tag, simple_value=value)]
+                )
+                self._summary_writer.add_summary(summary, global_step)
+            tf.compat.v1.logging.info("%s: %g", tag, value)
 
 
 class _DatasetBatches:
@@ -257,9 +342,9 @@ class _StepsPerRun(tf.compat.v1.train.SessionRunHook):
 
     def after_create_session(self, session, coord):
         self._step = int(session.run(tf.compat.v1.train.get_global_step()))
-        self._last = self._max_steps
-        if self._steps is not None:
-            self._last = self._step + self._steps
+        self._last = None if self._max_steps is None else math.ceil(self._max_steps)
+        if self._steps is not None:  # steps=2.5 stops at 3 more, as StopAtStepHook
+            self._last = self._step + math.ceil(self._steps)
 
     def before_run(self, run_context):
         self._now = self._steps_per_run
