@@ -24,6 +24,7 @@ import tensorflow as tf
 import zoo.compat
 from layers import tf1
 from layers.errors import ZooError
+from tests import forkserver
 from zoo.compat import check, tf1_paths
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -294,7 +295,39 @@ def test_install_tf1_paths_gives_modules_under_them_tf1_and_uninstall_puts_back(
     assert not tf.__internal__.tf2.enabled()  # the first TF1 import turned v2 off
     assert zoo.compat.uninstall()[0] == changed[-1]
     assert sys.meta_path == meta_path
-    assert tf.__internal__.tf2.enabled() and tf.executing_eagerly()
+    # eager too where this process never used the global graph: the next test
+    assert tf.__internal__.tf2.enabled() and tf.compat.v1.resource_variables_enabled()
+
+
+def test_uninstall_turns_eager_on_again_unless_the_global_graph_was_used(tmp_path):
+    write(tmp_path, {"old/__init__.py": "", "old/a.py": "import tensorflow as tf\n",
+                     "old/b.py": "import tensorflow as tf\n"})  # fmt: skip
+    code = textwrap.dedent("""
+        import sys, warnings, tensorflow as tf, zoo.compat
+        sys.path.insert(0, sys.argv[1])
+        zoo.compat.install(tf1_paths=[sys.argv[1] + "/old"])
+        import old.a
+        off = tf.executing_eagerly()
+        zoo.compat.uninstall()
+        print("CLEAN", off, tf.executing_eagerly(), tf.__internal__.tf2.enabled())
+        zoo.compat.install(tf1_paths=[sys.argv[1] + "/old"])
+        import old.b
+        tf.constant(1.0)  # in graph mode's global default graph
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            zoo.compat.uninstall()
+        print("USED", tf.executing_eagerly(), tf.__internal__.tf2.enabled(),
+              tf.compat.v1.resource_variables_enabled(), caught[-1].message)
+    """)
+    child = forkserver.popen([sys.executable, "-c", code, str(tmp_path)], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = child.communicate(timeout=120)
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    assert lines["CLEAN"] == "False True True", err[-2000:]
+    assert lines["USED"].startswith("False True True zoo.compat.uninstall: expected to "
+                                    "turn eager execution on again, found TensorFlow "
+                                    "refusing (tf.enable_eager_execution must be called "
+                                    "at program startup.")
 
 
 def test_tf1_imports_resolve_as_tf_1_15_gave_them(importable):

@@ -23,7 +23,8 @@ In a TF1 file (:func:`resolve`):
 
 v2 behaviour: the first TF1 import of TensorFlow calls
 ``tf.compat.v1.disable_v2_behavior()`` (as TF 1.x ran) when it was on; removing
-the finder (``uninstall()``) turns it on again only then.
+the finder (``uninstall()``) turns it on again only then (eager execution only
+if graph mode's global default graph was never used: TensorFlow's rule).
 
 Not seen (they use the real builtins): ``importlib.import_module("tensorflow")``,
 ``exec`` of a string with globals of its own, C extensions, and names added to
@@ -175,11 +176,29 @@ def _disable_v2_behavior():
 
 
 def _enable_v2_behavior():
-    if _v2_disabled_by_us:
-        import tensorflow as tf
+    """Turns v2 behaviour on again if a TF1 import turned it off.
 
-        tf.compat.v1.enable_v2_behavior()
-        _v2_disabled_by_us.clear()
+    TensorFlow turns eager execution on only while graph mode's global default
+    graph is unused ("must be called at program startup"); where it was used,
+    every other v2 behaviour comes back and a warning says eager did not.
+    """
+    if not _v2_disabled_by_us:
+        return
+    import tensorflow as tf
+
+    _v2_disabled_by_us.clear()
+    v1 = tf.compat.v1
+    try:
+        v1.enable_v2_behavior()
+    except ValueError as refused:  # raised after tf2.enable(), before the rest
+        for enable in (v1.enable_v2_tensorshape, v1.enable_resource_variables,
+                       v1.enable_tensor_equality, v1.enable_control_flow_v2):  # fmt: skip
+            enable()
+        warnings.warn(
+            "zoo.compat.uninstall: expected to turn eager execution on again, found "
+            f"TensorFlow refusing ({refused}: graph mode's global default graph was "
+            "used); the other v2 behaviours are back; run eager code in a new process",
+            RuntimeWarning, stacklevel=4)  # fmt: skip
 
 
 def tf2_uses(tree):
