@@ -1,4 +1,5 @@
-"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
+"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3 (tf_keras only
+for the ``tf.keras`` of TF1 code).
 
 :func:`install` changes attributes of TensorFlow's modules and classes (and
 entries of ``sys.modules``), and :func:`uninstall` puts back exactly what was
@@ -17,7 +18,10 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
   names mapped to ours or tf-slim's;
 * :mod:`zoo.compat.estimator`: ``tf.estimator`` and ``tf.compat.v1.estimator``
   (TF 1.15's Estimator, canned estimators, export, TPUEstimator on CPU) and the
-  module paths programs import (``tensorflow_estimator...``).
+  module paths programs import (``tensorflow_estimator...``);
+* :mod:`zoo.compat.keras`: ``keras`` of every ``compat.v1`` namespace becomes
+  tf_keras's Keras 2 (TF 2.15's ``tf.keras``), imported on first use; TF2's
+  ``tf.keras`` and ``import keras`` stay Keras 3.
 
 Importing this package changes nothing and does not import TensorFlow.
 
@@ -45,7 +49,9 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version"
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
 # in order
-PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator")
+PARTS = (
+    "namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator", "keras",
+)  # fmt: skip
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order
