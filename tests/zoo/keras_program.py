@@ -80,25 +80,40 @@ def estimator(model_dir):
     return tf.estimator.Estimator(model_fn, str(model_dir), config())
 
 
-def keras_estimator(model_dir):
-    """``model_to_estimator`` of :func:`compiled`, in a fresh graph."""
+def keras_estimator(model_dir, checkpoint_format="saver"):
+    """``(model_to_estimator of :func:`compiled`, its input's name)``, the model made
+    in a fresh graph; checkpoints by variable name (``"saver"``, TF 1.15's), or
+    object-based keys (``"checkpoint"``)."""
     with tf.Graph().as_default():
         tf.set_random_seed(1)
         model = compiled()
-        return model_to_estimator(model, model_dir), model.input_names[0]
+        estimator = tf.keras.estimator.model_to_estimator(
+            model, model_dir=str(model_dir), config=config(),
+            checkpoint_format=checkpoint_format,
+        )  # fmt: skip
+        return estimator, model.input_names[0]
 
 
-def model_to_estimator(model, model_dir):
-    return tf.keras.estimator.model_to_estimator(model, model_dir=str(model_dir),
-                                                 config=config())  # fmt: skip
+def keras_estimator_objects(model_dir):
+    """:func:`keras_estimator` saving object-based checkpoints."""
+    return keras_estimator(model_dir, "checkpoint")
+
+
+PROGRAMS = {
+    "model_fn": estimator,
+    "model_to_estimator": keras_estimator,
+    "model_to_estimator_objects": keras_estimator_objects,
+}
 
 
 def train_and_predict(make, model_dir, key="x"):
-    """Trains 12 steps in ``model_dir``, returns the predictions on :func:`data`."""
+    """Trains 6 + 6 steps in ``model_dir`` (the second call resumes), returns the
+    predictions on :func:`data`."""
     x, y = data()
     made = make(model_dir)
     estimator, key = made if isinstance(made, tuple) else (made, key)
-    estimator.train(input_fn(x, y, key), steps=12)
+    estimator.train(input_fn(x, y, key), steps=6)
+    estimator.train(input_fn(x, y, key), steps=6)
     return predict(made, key)
 
 

@@ -15,18 +15,17 @@ import tensorflow.compat.v1 as tf
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keras_program as p  # noqa: E402
 
-PROGRAMS = {"model_fn": p.estimator, "model_to_estimator": p.keras_estimator}
-
 
 def main(out_dir, other_dir=None):
     tf.disable_v2_behavior()
     report = {
         **{
             name: p.train_and_predict(make, os.path.join(out_dir, name))
-            for name, make in PROGRAMS.items()
+            for name, make in p.PROGRAMS.items()
         },
         "variables": {
-            name: tf.train.list_variables(os.path.join(out_dir, name)) for name in PROGRAMS
+            name: tf.train.list_variables(os.path.join(out_dir, name))
+            for name in p.PROGRAMS
         },
         "fit": p.fit(),
         "collections": p.mixed_collections(),
@@ -35,7 +34,7 @@ def main(out_dir, other_dir=None):
     if other_dir:
         report["other"] = {
             name: p.predict(make(os.path.join(other_dir, name)))
-            for name, make in PROGRAMS.items()
+            for name, make in p.PROGRAMS.items()
         }
     with open(os.path.join(out_dir, "report.json"), "w") as file:
         json.dump(report, file)

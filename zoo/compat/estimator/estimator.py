@@ -216,7 +216,7 @@ class Estimator:
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
-            check_compatible(checkpoint_path, "Estimator.evaluate")
+            check_compatible(checkpoint_path, "Estimator.evaluate", spec.scaffold)
             metrics = {"loss": v1.metrics.mean(spec.loss), **spec.eval_metric_ops}
             update_op = tf.group(*(update for _, update in metrics.values()))
             values = {key: value for key, (value, _) in sorted(metrics.items())}
@@ -258,7 +258,7 @@ class Estimator:
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.PREDICT)
             if checkpoint_path:
-                check_compatible(checkpoint_path, "Estimator.predict")
+                check_compatible(checkpoint_path, "Estimator.predict", spec.scaffold)
             predictions = _selected(spec.predictions, predict_keys)
             creator = v1.train.ChiefSessionCreator(
                 scaffold=spec.scaffold,
@@ -387,7 +387,7 @@ class Estimator:
         config = self._config
         latest = self.latest_checkpoint()
         if latest:
-            check_compatible(latest, "Estimator.train")
+            check_compatible(latest, "Estimator.train", spec.scaffold)
         elif self._warm_start_settings is not None:
             warm_start(self._warm_start_settings)
         v1.summary.scalar("loss", spec.loss)
@@ -545,13 +545,16 @@ def _batch_size(batch):
     return next(iter(sizes.values()))
 
 
-def check_compatible(checkpoint, owner):
+def check_compatible(checkpoint, owner, scaffold=None):
     """Raises unless ``checkpoint`` holds every saved variable of the default graph
-    with its shape.
+    with its shape. A ``scaffold`` with its own saver names the variables its own
+    way (model_to_estimator's object-based keys): that saver restores, unchecked.
 
     Raises:
         ZooError: naming the variables missing or of another shape.
     """
+    if scaffold is not None and scaffold.saver is not None:
+        return
     stored = dict(v1.train.list_variables(checkpoint))
     graph = {}
     for variable in v1.global_variables():
