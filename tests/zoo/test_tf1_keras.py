@@ -85,6 +85,34 @@ def test_model_to_estimator_of_a_keras_3_model_names_both_kerases(installed, tmp
         v1.keras.estimator.model_to_estimator(model, model_dir=str(tmp_path))
 
 
+@pytest.mark.parametrize(
+    "mix",
+    [
+        lambda k2: k2.layers.Dense(3)(keras.Input((4,))),
+        lambda k2: k2.Sequential([keras.layers.Dense(3)]),
+        lambda k2: (lambda i: k2.Model(i, keras.layers.Dense(2)(i)))(keras.Input((4,))),
+    ],
+    ids=["layer_call", "sequential", "functional"],
+)
+def test_keras_3_objects_in_tf_keras_name_both_kerases(installed, mix):
+    with tf.Graph().as_default():
+        with pytest.raises(ZooError, match=r"expected Keras 2 objects.*found a Keras 3"):
+            mix(v1.keras)
+
+
+def test_uninstall_puts_back_tf_keras_methods_and_install_guards_them_again():
+    """The guards (private tf_keras.src.engine classes: base_layer, sequential)."""
+    from tf_keras.src.engine import base_layer, sequential
+
+    original = base_layer.Layer.__dict__["__call__"], sequential.Sequential.add
+    with zoo.compat.installed():
+        v1.keras.layers  # noqa: B018  (the first use loads tf_keras and guards it)
+        assert base_layer.Layer.__dict__["__call__"] is not original[0]
+    assert (base_layer.Layer.__dict__["__call__"], sequential.Sequential.add) == original
+    with zoo.compat.installed() as changed:  # tf_keras loaded: guarded at install
+        assert f"{base_layer.__name__}.Layer.__call__" in changed
+
+
 def test_model_to_estimator_of_an_uncompiled_model_says_so(installed, tmp_path):
     with tf.Graph().as_default():
         model = v1.keras.Sequential([v1.keras.layers.Dense(2, input_shape=(4,))])

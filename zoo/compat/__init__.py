@@ -44,7 +44,7 @@ from layers.errors import ZooError
 from zoo.compat.change import ABSENT, Change
 from zoo.compat.graph_collections import Collection
 
-__all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version",
+__all__ = ["PARTS", "TESTED", "Change", "Collection", "apply", "changes", "check_version",
            "install", "installed", "uninstall"]  # fmt: skip
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
@@ -106,9 +106,20 @@ def install():
     import tensorflow as tf
 
     check_version(tf.__version__)
+    return apply(changes())
+
+
+def apply(more):
+    """Makes the changes ``more`` as :func:`install` makes its own, for a part that
+    changes what it loads on first use (:mod:`zoo.compat.keras`);
+    :func:`uninstall` puts them back.
+
+    Returns:
+        The names of what was changed now (not what was there already).
+    """
     changed = []
     with _lock:
-        for change in changes():
+        for change in more:
             before = change.current()
             if before is change.value or (before is not ABSENT and not change.replace):
                 continue
