@@ -128,6 +128,32 @@ def test_model_to_estimator_on_another_models_checkpoint_says_so(installed, tmp_
         estimator.train(p.input_fn(x, y, key), steps=1)
 
 
+def test_tf_slim_tf_layers_and_keras_layers_share_one_graphs_collections(installed):
+    """tf-slim (not in the TF 2.15 venv) joins the collections as TF 2.15's tf.layers
+    do; Keras layers' variables are in the same GLOBAL and TRAINABLE collections."""
+    import tf_slim as slim
+
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None, 8, 8, 1])
+        net = slim.conv2d(x, 4, 3, normalizer_fn=slim.batch_norm, scope="slim_conv",
+                          weights_regularizer=slim.l2_regularizer(0.1))  # fmt: skip
+        net = v1.keras.layers.Conv2D(4, 3, name="keras_conv")(net)
+        net = v1.layers.dense(v1.layers.flatten(net), 3, name="tf_dense")
+        names = {key: [item.name for item in v1.get_collection(key)]
+                 for key in ("trainable_variables", "variables", "model_variables",
+                             "update_ops", "regularization_losses")}  # fmt: skip
+    assert names["trainable_variables"] == [
+        "slim_conv/weights:0", "slim_conv/BatchNorm/beta:0", "keras_conv/kernel:0",
+        "keras_conv/bias:0", "tf_dense/kernel:0", "tf_dense/bias:0",
+    ]  # fmt: skip
+    assert set(names["trainable_variables"]) < set(names["variables"])
+    assert all(name.startswith("slim_conv/") for name in names["model_variables"])
+    assert len(names["update_ops"]) == 2  # slim's batch norm: mean and variance
+    assert names["regularization_losses"] == [
+        "slim_conv/kernel/Regularizer/l2_regularizer:0"
+    ]
+
+
 @pytest.mark.slow
 def test_fit_in_graph_mode_learns_mnist(installed, mnist_test_dir):
     """fit with v2 behaviour off, on the real MNIST test split's 8,000 + 2,000."""
