@@ -128,6 +128,38 @@ def test_model_to_estimator_on_another_models_checkpoint_says_so(installed, tmp_
         estimator.train(p.input_fn(x, y, key), steps=1)
 
 
+def test_session_learning_phase_callbacks_and_h5_savedmodel_round_trips(
+    installed, tmp_path
+):
+    """backend.set_session/get_session, learning_phase, fit's callbacks write their
+    files, then the trained model saved as h5 and as SavedModel and loaded in fresh
+    graphs predicts the same."""
+    x, y = p.data(32)
+    with tf.Graph().as_default():
+        session = v1.Session()
+        v1.keras.backend.set_session(session)
+        assert v1.keras.backend.get_session() is session
+        assert v1.keras.backend.learning_phase().op.type == "PlaceholderWithDefault"
+        model = p.network(input_shape=(p.SIDE, p.SIDE, 1))
+        model.compile("adam", "mse")
+        callbacks = [
+            v1.keras.callbacks.ModelCheckpoint(str(tmp_path / "epoch{epoch}.h5")),
+            v1.keras.callbacks.TensorBoard(str(tmp_path / "logs")),
+            v1.keras.callbacks.EarlyStopping("loss", patience=1),
+        ]
+        model.fit(x, np.eye(3)[y], epochs=2, callbacks=callbacks, verbose=0)
+        predicted = model.predict(x)
+        assert (tmp_path / "epoch2.h5").exists() and list(
+            (tmp_path / "logs").rglob("*tfevents*")
+        )
+        model.save(str(tmp_path / "model.h5"))
+        model.save(str(tmp_path / "saved_model"), save_format="tf")
+    for path in ("model.h5", "saved_model"):
+        with tf.Graph().as_default():
+            loaded = v1.keras.models.load_model(str(tmp_path / path))
+            np.testing.assert_allclose(loaded.predict(x), predicted, rtol=1e-6, atol=1e-7)
+
+
 def test_tf_slim_tf_layers_and_keras_layers_share_one_graphs_collections(installed):
     """tf-slim (not in the TF 2.15 venv) joins the collections as TF 2.15's tf.layers
     do; Keras layers' variables are in the same GLOBAL and TRAINABLE collections."""
