@@ -30,7 +30,7 @@ from zoo.compat.estimator.export.export_output import PredictOutput
 from zoo.compat.estimator.mode_keys import ModeKeys
 from zoo.compat.estimator.model_fn import DEFAULT_SERVING_KEY, EstimatorSpec
 from zoo.compat.estimator.run_config import RunConfig
-from zoo.compat.keras import engine
+from zoo.compat.keras import engine, is_keras3
 
 v1 = tf.compat.v1
 
@@ -55,11 +55,10 @@ def check_model(model, owner):
     tf_keras = _tf_keras()
     if isinstance(model, tf_keras.Model):
         return
-    kind = type(model).__module__.split(".")[0]
     found = (
         "a Keras 3 model (import keras, or TF2's tf.keras)"
-        if kind == "keras"
-        else (f"{type(model).__name__} {model!r}")
+        if is_keras3(model)
+        else f"{type(model).__name__} {model!r}"
     )
     raise ZooError(
         f"{owner}: expected a Keras 2 model (tf.keras of TF1 code, tf_keras), found "
