@@ -9,7 +9,7 @@ DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir 
 
 .PHONY: install reference fashion-mnist test test-fast lint tf-layers-tests inspect experiment-dqn \
 	experiment-ps bench bench-state bench-gradients bench-towers bench-dqn bench-canned \
-	bench-ps
+	bench-ps bench-tf1-keras
 
 install: reference
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -77,6 +77,9 @@ bench:
 
 bench-canned:
 	$(PY) -m experiments.bench.canned $(ARGS)
+
+bench-tf1-keras:
+	$(PY) -m experiments.bench.tf1_keras $(ARGS)
 
 bench-state:
 	$(PY) -m experiments.bench.state $(ARGS)

@@ -47,8 +47,9 @@ vs the TF1 program), :mod:`experiments.bench.tf1_layers` (tf.layers programs on
 ``layers.tf1`` vs tf_keras' legacy layers, a subprocess per side),
 :mod:`experiments.bench.lstm_lm` (a TF1 LSTM language model on our cells vs
 TensorFlow's legacy cells, a process per side), :mod:`experiments.bench.estimator`
-(``Estimator.train`` vs a session loop) and :mod:`experiments.bench.canned` (a canned
-``DNNClassifier`` vs TensorFlow 2.15's).
+(``Estimator.train`` vs a session loop), :mod:`experiments.bench.canned` (a canned
+``DNNClassifier`` vs TensorFlow 2.15's) and :mod:`experiments.bench.tf1_keras` (tf.keras
+in a TF1 program, ``fit`` and in a model_fn, vs TensorFlow 2.15's).
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
@@ -115,6 +116,7 @@ OWN_BENCHES = (
     "experiments.bench.lstm_lm",
     "experiments.bench.estimator",
     "experiments.bench.canned",
+    "experiments.bench.tf1_keras",
 )
 CASE_MODELS = ("autoencoder", "mlp", "gan")
 SETTINGS = ("steps", "rounds", "warmup", "inter_op", "intra_op", "xla", "steps_per_run")

@@ -134,8 +134,9 @@ SMALLEST = ["--steps", "4", "--rounds", "2", "--warmup", "1", "--steps-per-run",
 
 
 # The rows the smoke run times; those with a test of their own (which runs the row and
-# checks its keys: test_bench_zoo_layer_resnet.py, test_bench_estimator.py) are left out.
-OWN_TESTED = ("zoo_layer_resnet", "estimator")
+# checks its keys: test_bench_zoo_layer_resnet.py, test_bench_estimator.py,
+# test_bench_tf1_keras.py) are left out.
+OWN_TESTED = ("zoo_layer_resnet", "estimator", "tf1_keras")
 SMOKED = [row for row in bench.ROWS if row not in ("gan", *OWN_TESTED)]
 
 

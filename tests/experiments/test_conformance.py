@@ -158,6 +158,7 @@ EXPERIMENTS = (
     Experiment("experiments.bench.dqn", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.canned", why="a benchmark: measures, never resumes"),
     Experiment("experiments.bench.ps", why="a benchmark: measures, never resumes"),
+    Experiment("experiments.bench.tf1_keras", why="a benchmark: measures, never resumes"),
 )  # fmt: skip
 
 # Keys of results.json (at any depth, matched whole) that a rerun may change and the

@@ -1,4 +1,5 @@
-"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3, no tf_keras.
+"""Opt-in, one call: unmodified TF1 code on this TensorFlow with Keras 3 (tf_keras only
+for the ``tf.keras`` of TF1 code).
 
 :func:`install` changes attributes of TensorFlow's modules and classes (and
 entries of ``sys.modules``), and :func:`uninstall` puts back exactly what was
@@ -20,6 +21,9 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
   module paths programs import (``tensorflow_estimator...``);
 * :mod:`zoo.compat.examples`: ``tensorflow.examples.tutorials.mnist.input_data``
   (TF 1.x's MNIST tutorials' ``read_data_sets``).
+* :mod:`zoo.compat.keras`: ``keras`` of every ``compat.v1`` namespace becomes
+  tf_keras's Keras 2 (TF 2.15's ``tf.keras``), imported on first use; TF2's
+  ``tf.keras`` and ``import keras`` stay Keras 3.
 
 Importing this package changes nothing and does not import TensorFlow.
 
@@ -49,13 +53,13 @@ from layers.errors import ZooError
 from zoo.compat.change import ABSENT, Change
 from zoo.compat.graph_collections import Collection
 
-__all__ = ["PARTS", "TESTED", "Change", "Collection", "changes", "check_version",
+__all__ = ["PARTS", "TESTED", "Change", "Collection", "apply", "changes", "check_version",
            "install", "installed", "uninstall"]  # fmt: skip
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
 # in order
 PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "contrib", "estimator",
-         "examples")
+         "examples", "keras")
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order
@@ -123,9 +127,20 @@ def install(tf1_paths=()):
 
         by_path.append(MetaPathChange([tf1_paths] if isinstance(tf1_paths, str)
                                       else tf1_paths))  # fmt: skip
+    return apply([*changes(), *by_path])
+
+
+def apply(more):
+    """Makes the changes ``more`` as :func:`install` makes its own, for a part that
+    changes what it loads on first use (:mod:`zoo.compat.keras`);
+    :func:`uninstall` puts them back.
+
+    Returns:
+        The names of what was changed now (not what was there already).
+    """
     changed = []
     with _lock:
-        for change in [*changes(), *by_path]:
+        for change in more:
             before = change.current()
             if before is change.value or (before is not ABSENT and not change.replace):
                 continue

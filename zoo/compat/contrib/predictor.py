@@ -216,7 +216,7 @@ def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=
         signature_def = outputs[key].as_signature_def(receiver.receiver_tensors)
         checkpoint = estimator.latest_checkpoint()
         if checkpoint:
-            check_compatible(checkpoint, "from_estimator")
+            check_compatible(checkpoint, "from_estimator", spec.scaffold)
         creator = v1.train.ChiefSessionCreator(
             scaffold=spec.scaffold, checkpoint_dir=estimator.model_dir, config=config
         )

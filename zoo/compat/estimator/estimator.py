@@ -209,7 +209,7 @@ class Estimator:
                 # a variable a hook made (an early-stopping hook's) missing from the
                 # checkpoint, as in TF 1.15: say which
                 if self.latest_checkpoint():
-                    check_compatible(self.latest_checkpoint(), "Estimator.train")
+                    check_compatible(self.latest_checkpoint(), "Estimator.train", spec.scaffold)
                 raise
             loss = None
             with session:
@@ -232,7 +232,7 @@ class Estimator:
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
         with _new_graph():
             evaluation = self._evaluation(input_fn, steps, hooks)
-            check_compatible(checkpoint_path, "Estimator.evaluate")
+            check_compatible(checkpoint_path, "Estimator.evaluate", evaluation.spec.scaffold)
             return evaluation.run(checkpoint_path, None, self.eval_dir(name))
 
     def _evaluation(self, input_fn, steps, hooks):
@@ -262,7 +262,7 @@ class Estimator:
         with _new_graph():
             spec, input_hooks = self._build(input_fn, ModeKeys.PREDICT)
             if checkpoint_path:
-                check_compatible(checkpoint_path, "Estimator.predict")
+                check_compatible(checkpoint_path, "Estimator.predict", spec.scaffold)
             predictions = _selected(spec.predictions, predict_keys)
             creator = v1.train.ChiefSessionCreator(
                 scaffold=spec.scaffold,
@@ -392,7 +392,7 @@ class Estimator:
         config = self._config
         latest = self.latest_checkpoint()
         if latest:
-            check_compatible(latest, "Estimator.train")
+            check_compatible(latest, "Estimator.train", spec.scaffold)
         elif self._warm_start_settings is not None:
             warm_start(self._warm_start_settings)
         # As TF 1.15: a "loss" summary unless the model_fn made one, and the loss in
@@ -598,13 +598,16 @@ def _batch_size(batch):
     return next(iter(sizes.values()))
 
 
-def check_compatible(checkpoint, owner):
+def check_compatible(checkpoint, owner, scaffold=None):
     """Raises unless ``checkpoint`` holds every saved variable of the default graph
-    with its shape.
+    with its shape. A ``scaffold`` with its own saver names the variables its own
+    way (model_to_estimator's object-based keys): that saver restores, unchecked.
 
     Raises:
         ZooError: naming the variables missing or of another shape.
     """
+    if scaffold is not None and scaffold.saver is not None:
+        return
     stored = dict(v1.train.list_variables(checkpoint))
     graph = {}
     for variable in v1.global_variables():
