@@ -102,10 +102,7 @@ def test_binary_head_keys_signatures_and_tensor_names(graph):
         "probabilities",
     ]  # fmt: skip
     assert sorted(predict.export_outputs) == [
-        "classification",
-        "predict",
-        "regression",
-        "serving_default",
+        "classification", "predict", "regression", "serving_default"
     ]
     assert predict.predictions["probabilities"].name == "head/predictions/probabilities:0"
     train = _spec(head, ModeKeys.TRAIN)
@@ -202,10 +199,7 @@ def test_the_page_program_trains_evaluates_exports_and_serves():
     finally:
         importlib.import_module("zoo.compat").uninstall()
     assert sorted(namespace["served"].signatures) == [
-        "classification",
-        "predict",
-        "regression",
-        "serving_default",
+        "classification", "predict", "regression", "serving_default"
     ]
     metrics = namespace["metrics"]
     assert metrics["accuracy"] > metrics["accuracy_baseline"]

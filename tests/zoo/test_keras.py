@@ -640,8 +640,6 @@ def test_default_names_do_not_depend_on_earlier_eager_layers():
     model = keras.Model(inputs, layer(inputs))
     assert model(np.ones([2, 6], np.float32)).shape == (2, 3)
     assert sorted(layer.variable_names) == [
-        "dense/bias",
-        "dense/kernel",
-        "dense_1/bias",
-        "dense_1/kernel",
+        "dense/bias", "dense/kernel", "dense_1/bias", "dense_1/kernel",
     ]
+

@@ -23,11 +23,8 @@ def table(shards, devices=None):
         return devices[next(placed) % len(devices)] if op.type == "VarHandleOp" else ""
 
     partitioner = v1.fixed_size_partitioner(shards) if shards > 1 else None
-    with (
-        v1.device(device),
-        v1.variable_scope(
-            "emb", partitioner=partitioner, custom_getter=partitioned.checked_getter
-        ),
+    with v1.device(device), v1.variable_scope(
+        "emb", partitioner=partitioner, custom_getter=partitioned.checked_getter
     ):
         return v1.get_variable("table", [10, 2], initializer=v1.zeros_initializer())
 
@@ -91,16 +88,13 @@ def test_a_checkpoint_of_three_shards_on_two_devices_restores_into_other_splits(
 
 
 def test_an_initializer_that_cannot_be_sliced_names_the_variable(graph):
-    with (
-        pytest.raises(
-            ZooError,
-            match=r"emb/table: expected an initializer that can make any slice of the "
-            r"variable .*found one that holds the whole value; pass one that builds a slice",
-        ),
-        v1.variable_scope(
-            "emb",
-            partitioner=v1.fixed_size_partitioner(3),
-            custom_getter=partitioned.checked_getter,
-        ),
+    with pytest.raises(
+        ZooError,
+        match=r"emb/table: expected an initializer that can make any slice of the "
+        r"variable .*found one that holds the whole value; pass one that builds a slice",
+    ), v1.variable_scope(
+        "emb",
+        partitioner=v1.fixed_size_partitioner(3),
+        custom_getter=partitioned.checked_getter,
     ):
         v1.get_variable("table", [10, 2], initializer=v1.constant_initializer(TABLE))

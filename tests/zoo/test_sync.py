@@ -124,16 +124,8 @@ def start_workers(tmp_path, checkpoints, steps_per_run, operation_timeout=0):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return [
         forkserver.popen(
-            [
-                sys.executable,
-                script,
-                str(i),
-                addresses,
-                tmp_path / f"w{i}.npz",
-                checkpoints,
-                str(steps_per_run),
-                str(operation_timeout),
-            ],
+            [sys.executable, script, str(i), addresses, tmp_path / f"w{i}.npz",
+             checkpoints, str(steps_per_run), str(operation_timeout)],
             env=env,
         )
         for i in range(2)

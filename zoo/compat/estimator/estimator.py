@@ -208,8 +208,8 @@ class Estimator:
             except tf.errors.NotFoundError:
                 # a variable a hook made (an early-stopping hook's) missing from the
                 # checkpoint, as in TF 1.15: say which
-                if self.latest_checkpoint():
-                    check_compatible(self.latest_checkpoint(), "Estimator.train", spec.scaffold)
+                if latest := self.latest_checkpoint():
+                    check_compatible(latest, "Estimator.train", spec.scaffold)
                 raise
             loss = None
             with session:
@@ -232,7 +232,8 @@ class Estimator:
         checkpoint_path = checkpoint_path or self._checkpoint("evaluate")
         with _new_graph():
             evaluation = self._evaluation(input_fn, steps, hooks)
-            check_compatible(checkpoint_path, "Estimator.evaluate", evaluation.spec.scaffold)
+            scaffold = evaluation.spec.scaffold
+            check_compatible(checkpoint_path, "Estimator.evaluate", scaffold)
             return evaluation.run(checkpoint_path, None, self.eval_dir(name))
 
     def _evaluation(self, input_fn, steps, hooks):
