@@ -47,7 +47,9 @@ def test_module_paths_reach_tf_slim_and_ours():
     from tensorflow.contrib import framework, layers
     from tensorflow.contrib.seq2seq.python.ops import attention_wrapper
     from tensorflow.contrib.training import HParams
+    from tensorflow.contrib.training.python.training import hparam
 
+    assert hparam.HParams is HParams  # cloudml-samples' Keras trainers import it so
     assert slim.conv2d is tf_slim.conv2d and slim.arg_scope is tf_slim.arg_scope
     assert layers.layer_norm is tf_slim.layer_norm
     assert layers.xavier_initializer is tf_slim.xavier_initializer

@@ -77,6 +77,7 @@ ALIASES = {
     **{f"layers.python.layers.{leaf}": "layers" for leaf in (
         "layers", "initializers", "regularizers")},
     "learn.python.learn.datasets.mnist": "learn.datasets.mnist",
+    "training.python.training.hparam": "training",
     "factorization.python.ops.clustering_ops": "factorization",
 }  # fmt: skip
 
