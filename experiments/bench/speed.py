@@ -68,6 +68,12 @@ contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
 
+The run prints first the CPU it runs on (its name, family and model, the flags that
+choose TensorFlow's kernels: AVX2, AVX-512, VNNI, AVX512_BF16, AMX) and whether
+TensorFlow runs oneDNN's kernels there, and its JSON's ``machine`` holds the same
+(``cpu``, ``onednn``: :func:`experiments.harness.record.machine`), so a figure is read
+beside the CPU kind that made it.
+
 Usage::
 
     python -m experiments.bench.speed --dataset fashion_mnist \
@@ -88,7 +94,7 @@ import tempfile
 import time
 
 from experiments.bench import precision as bf16
-from experiments.harness import datasets, entry, flags, rundir, startup
+from experiments.harness import datasets, entry, flags, record, rundir, startup
 from layers.errors import ZooError
 
 RATIOS = {
@@ -561,6 +567,7 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     run = None if args.json else rundir.run_dir(args, "bench")
     rows = [row for row in ROWS if row in args.models.split(",")]
+    print(record.describe_cpu(record.machine(probe_onednn=True)), flush=True)
     if len(rows) > 1:
         results = in_processes(argv, {row: ["--models", row] for row in rows})
     elif args.part is None and rows[0] in ROW_PARTS:

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from experiments.bench import canned, contenders, precision, rnn_siamese, tf1_layers
 from experiments.bench import speed as bench
-from experiments.harness import datasets, flags, rundir
+from experiments.harness import datasets, flags, record, rundir
 from layers.errors import ZooError
 from tests.experiments import test_bench_lstm_lm
 from zoo.models.gan import trainable_under
@@ -381,14 +381,19 @@ def test_rows_run_in_processes_of_their_own_merged_as_one_without_tensorflow(
     argv = ["--quick", "--data-dir", tiny_data_dir, "--models", "rnn_siamese,autoencoder"]
     argv += ["--json", str(merged_path)]
 
+    probed = {**os.environ, record.ONEDNN_KERNEL: "_MklMatMul"}  # as by the probe
+
     parent = subprocess.run(
         [sys.executable, "-c", PARENT, str(tmp_path), *argv],
         capture_output=True,
         text=True,
         check=False,
+        env=probed,
     )
 
     assert parent.returncode == 0, parent.stderr
+    assert parent.stdout.startswith(f"CPU: {record.cpu()['name']} (")  # first, named
+    assert "; oneDNN on (TF_ENABLE_ONEDNN_OPTS " in parent.stdout.splitlines()[0]
     assert parent.stdout.splitlines()[-1] == "[]"  # neither TensorFlow nor Keras
     commands = [
         json.loads(line) for line in (tmp_path / "commands").read_text().splitlines()
@@ -422,8 +427,56 @@ def test_a_failed_row_process_stops_the_run_naming_the_row(
         return subprocess.CompletedProcess(command, 3)
 
     monkeypatch.setattr(subprocess, "run", failed)
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "MatMul")  # no probe's process
     argv = ["--models", "mlp,canned", "--data-dir", tiny_data_dir]
     with pytest.raises(
         ZooError, match=r"bench row mlp: expected exit status 0, found 3; see its output"
     ):
         bench.main([*argv, "--json", str(tmp_path / "bench.json")])
+
+
+CPUINFO = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 143
+model name\t: Intel(R) Xeon(R) Platinum 8480+
+flags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile
+
+processor\t: 1
+model name\t: another
+flags\t\t: avx512_vnni amx_int8
+"""
+
+
+def test_cpu_names_the_first_processor_and_the_flags_that_choose_kernels(tmp_path):
+    (tmp_path / "cpuinfo").write_text(CPUINFO)
+
+    found = record.cpu(str(tmp_path / "cpuinfo"))
+
+    assert found == {
+        "name": "Intel(R) Xeon(R) Platinum 8480+",
+        "vendor": "GenuineIntel",
+        "family": "6",
+        "model": "143",
+        "flags": ["avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"],
+    }
+    facts = {**record.machine(), "cpu": found, "cores": 2, "onednn_opts": "default"}
+    facts["onednn"] = {"on": True, "kernel": "_MklMatMul"}
+    assert record.describe_cpu(facts) == (
+        "CPU: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model 143), 2 "
+        "cores; flags: avx2 avx512f avx512_bf16 amx_tile amx_bf16; not shown: "
+        "avx512_vnni amx_int8; oneDNN on (TF_ENABLE_ONEDNN_OPTS default; a MatMul runs "
+        "as _MklMatMul)"
+    )
+
+
+def test_onednn_probe_names_the_kernel_a_session_runs_and_tells_its_children(
+    monkeypatch,
+):
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # off on every CPU
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "")  # not probed yet
+    assert record.machine()["onednn"] == {"on": None, "kernel": None}
+
+    assert record.machine(probe_onednn=True)["onednn"] == {"on": False, "kernel": "MatMul"}
+    assert os.environ[record.ONEDNN_KERNEL] == "MatMul"  # what the rows' processes read
+    assert record.machine()["onednn"] == {"on": False, "kernel": "MatMul"}
