@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.bench import canned, contenders, precision, rnn_siamese, tf1_layers
+from experiments.bench import (
+    bf16_widths,
+    canned,
+    contenders,
+    precision,
+    rnn_siamese,
+    tf1_layers,
+)
 from experiments.bench import speed as bench
 from experiments.harness import datasets, flags, record, rundir
 from layers.errors import ZooError
@@ -240,6 +247,17 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert mixed["ratio_keras_best"] == speeds["ours_best"] / speeds["keras_best"]
         for key in precision.RATIOS:
             assert results[model]["bf16"][key] == min(t["bf16"][key] for t in variants)
+        chosen = results["bf16"]["recommended"][model]  # bf16 only where it was faster
+        assert chosen == precision.recommended(results[model]["bf16"])
+    widths = results["bf16_widths"]["widths"]  # --quick: two widths, uncompiled
+    assert list(widths) == [str(width) for width in bf16_widths.QUICK_WIDTHS]
+    for entry in widths.values():
+        speeds = entry["steps_per_s"]
+        assert set(speeds) == {"fp32_no_xla", "bf16_no_xla", "fp32_best", "bf16_best"}
+        assert entry["ratio"] == speeds["bf16_best"] / speeds["fp32_best"] > 0
+    least = results["bf16_widths"]["break_even"]
+    assert results["bf16"]["break_even_width"] == least
+    assert least == bf16_widths.break_even(widths)
 
 
 def timed_row(speeds, cpu_ms):
@@ -282,7 +300,11 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
         "mlp": {"bf16": {"ratio_fp32": 1.1, "ratio_keras_best": 1.5}},
         "rnn": {"bf16": {"ratio_fp32": 0.7, "ratio_keras_best": 1.25}},
         "zoo_layer_resnet": {"ratio": 0.8},
+        "bf16_widths": {"widths": {"64": {}, "1024": {}}, "break_even": 1024},
     }
+    cpu_ratios = {"autoencoder": 1.2, "mlp": 0.98, "rnn": 0.8}  # the MLP: slower in CPU
+    for model, ratio in cpu_ratios.items():
+        results[model]["bf16"]["cpu_ratio_fp32"] = ratio
     for model in ("autoencoder", "mlp", "rnn"):
         results[model]["variants"] = {}
 
@@ -307,7 +329,19 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
             "not applicable, this CPU has none of avx512_bf16, amx_bf16 "
             "(measured: does not hold)"
         )
-    last = precision.report(results).splitlines()[-1]
+    assert summary["recommended"] == {
+        "autoencoder": "mixed_bfloat16",  # faster in wall and CPU time
+        "mlp": "float32",
+        "rnn": "float32",
+    }
+    assert (summary["break_even_width"], summary["widths_timed"]) == (1024, [64, 1024])
+    lines = precision.report(results).splitlines()
+    assert lines[-5:-2] == [
+        "recommended float32: mlp, rnn",
+        "recommended mixed_bfloat16: autoencoder",
+        "mixed_bfloat16 pays from hidden width 1024 on (MLP, widths 64, 1024)",
+    ]
+    last = lines[-1]
     assert last == (
         f"bf16 goal ratio_fp32 >= 1.3 (autoencoder, mlp): {verdict}; "
         "autoencoder 1.40, mlp 1.10"
@@ -365,7 +399,7 @@ def row_results(peak, **models):
         "peak_rss_mib": peak,
     }
     for model, ratio in models.items():
-        bf16 = {"ratio_fp32": 1.0, "ratio_keras_best": ratio}
+        bf16 = {"ratio_fp32": 1.0, "cpu_ratio_fp32": 1.0, "ratio_keras_best": ratio}
         results[model] = {"bf16": bf16, "variants": {}}
     return results
 
@@ -480,3 +514,13 @@ def test_onednn_probe_names_the_kernel_a_session_runs_and_tells_its_children(
     assert record.machine(probe_onednn=True)["onednn"] == {"on": False, "kernel": "MatMul"}
     assert os.environ[record.ONEDNN_KERNEL] == "MatMul"  # what the rows' processes read
     assert record.machine()["onednn"] == {"on": False, "kernel": "MatMul"}
+
+
+def test_break_even_is_the_least_width_from_which_on_bfloat16_wins_in_both():
+    def widths(*ratios):
+        pairs = zip((64, 256, 1024), ratios, strict=True)
+        return {width: {"ratio": r, "cpu_ratio": c} for width, (r, c) in pairs}
+
+    assert bf16_widths.break_even(widths((0.8, 0.9), (1.1, 1.05), (1.3, 1.2))) == 256
+    assert bf16_widths.break_even(widths((1.2, 1.1), (0.9, 1.0), (1.3, 1.2))) == 1024
+    assert bf16_widths.break_even(widths((1.2, 1.1), (1.1, 1.05), (1.3, 0.99))) is None
