@@ -162,17 +162,9 @@ def now():
 def code_version():
     """Returns ``git describe --always --dirty`` of the code, else the package version."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        if described:
-            return f"git {described}"
+    described = _output(["git", "describe", "--always", "--dirty", "--tags"], 10, root)
+    if described:
+        return f"git {described}"
     version = _version("scope-zoo")
     return f"scope-zoo {version}" if version else "unknown"
 
@@ -286,14 +278,7 @@ def onednn(probe=True):
     """
     kernel = os.environ.get(ONEDNN_KERNEL)
     if probe and not kernel:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            kernel = subprocess.run(
-                [sys.executable, "-c", ONEDNN_PROBE],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=True,
-            ).stdout.strip()
+        kernel = _output([sys.executable, "-c", ONEDNN_PROBE], 300)
     if kernel:
         os.environ[ONEDNN_KERNEL] = kernel  # for this process's children
         return {"on": kernel.startswith("_Mkl"), "kernel": kernel}
@@ -313,6 +298,15 @@ def describe_cpu(facts):
         f"(TF_ENABLE_ONEDNN_OPTS {facts['onednn_opts']}; a MatMul runs as "
         f"{engine['kernel']})"
     )
+
+
+def _output(command, timeout, cwd=None):
+    """Returns what ``command`` prints, stripped, or None where it fails."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=True
+        ).stdout.strip()
+    return None
 
 
 def _version(package):
