@@ -48,17 +48,19 @@ def session_config(args):
     )
 
 
-def zoo_step(case):
+def zoo_step(case, loss_of=None):
     """Returns ``(looped, fed)``, the two ways :func:`ours` builds a step of ``case``.
 
     ``looped(batches, steps_per_run, xla)`` returns the
     :class:`zoo.training.RepeatedStep` over a batch source; ``fed(x, y)`` returns
-    ``(train_op, loss)`` on placeholders. Adagrad 0.1, as every model here.
+    ``(train_op, loss)`` on placeholders. Adagrad 0.1, as every model here;
+    ``loss_of(x, y)`` builds the loss (default: :func:`build_ours` of ``case``).
     """
+    loss_of = loss_of or (lambda x, y: build_ours(case, x, y))
 
     def looped(batches, steps_per_run, xla):
         return training.repeat_step(
-            lambda x, y: build_ours(case, x, y),
+            loss_of,
             tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE),
             batches,
             steps_per_run,
@@ -66,7 +68,7 @@ def zoo_step(case):
         )
 
     def fed(x, y):
-        loss = build_ours(case, x, y)
+        loss = loss_of(x, y)
         return tf.compat.v1.train.AdagradOptimizer(LEARNING_RATE).minimize(loss), loss
 
     return looped, fed

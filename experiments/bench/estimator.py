@@ -6,6 +6,10 @@ every graph ``train()`` builds, and of its ``graph.pbtxt``).
 
 * ``session_loop``: the graph ``Estimator.train`` builds (the same input_fn and
   model_fn), run one step per ``session.run`` in a plain ``tf.compat.v1.Session``;
+* ``session_loop_loss``: the same fetching the loss too (``run([train_op, loss])``,
+  as TF1 loops do and as the estimator's ``NanTensorHook`` does every step: the loss's
+  value, its weight decay's ``L2Loss`` terms among it, is then computed, where the
+  train op alone needs only its gradients);
 * ``estimator``: ``Estimator.train``, one step per run in its
   ``MonitoredTrainingSession`` with its hooks (step counter, logging, summaries,
   NaN check; no checkpoint falls inside the timed steps);
@@ -16,7 +20,8 @@ every graph ``train()`` builds, and of its ``graph.pbtxt``).
 A train() call builds its graph and session first; each contender is timed from the
 end of its first run to the end of its last (``train``'s set-up excluded, reported
 apart as ``estimator_setup_s``), in interleaved rounds, fastest round reported. Goal:
-``ratio_estimator`` (estimator / session_loop) >= 0.95.
+``ratio_estimator`` (estimator / session_loop) >= 0.95; ``ratio_estimator_loss``
+(estimator / session_loop_loss) leaves out what fetching the loss costs.
 
 A row of ``make bench`` (:data:`experiments.bench.speed.OWN_BENCHES`), with its
 flags (``--steps``, ``--rounds``, ``--warmup``, ``--steps-per-run``); its JSON key
@@ -61,39 +66,42 @@ def input_fn(images, labels):
 
 
 class _Clock(v1.train.SessionRunHook):
-    """Times a train() call from the end of its first run to the end of its last."""
+    """Times a train() call from the end of its first run to the end of its last:
+    ``first`` and ``last`` hold (wall, this process's CPU) seconds."""
 
     def begin(self):
         self.runs, self.first, self.last = 0, None, None
 
     def after_run(self, run_context, run_values):
         self.runs += 1
-        self.last = time.perf_counter()
+        self.last = time.perf_counter(), time.process_time()
         self.first = self.first or self.last
 
 
-def session_loop(images, labels):
-    """``run(steps) -> seconds``: the estimator's graph in a plain session loop."""
+def session_loop(images, labels, fetch_loss=False):
+    """``run(steps) -> (wall, CPU) seconds``: the estimator's graph in a plain session
+    loop, the train op fetched (and the loss: ``fetch_loss``)."""
     graph = tf.Graph()
     with graph.as_default():
         v1.train.get_or_create_global_step()
         iterator = v1.data.make_one_shot_iterator(input_fn(images, labels)())
         features, targets = iterator.get_next()
-        train_op = model_fn(features, targets, "train", {}).train_op
+        spec = model_fn(features, targets, "train", {})
+        fetches = [spec.train_op, spec.loss] if fetch_loss else spec.train_op
         session = v1.Session(graph=graph)
         session.run(v1.global_variables_initializer())
 
     def run(steps):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         for _ in range(steps):
-            session.run(train_op)
-        return time.perf_counter() - start
+            session.run(fetches)
+        return time.perf_counter() - wall, time.process_time() - cpu
 
     return run
 
 
 def estimator_run(images, labels, steps_per_run, setups):
-    """``run(steps) -> seconds`` of Estimator.train (TPUEstimator with
+    """``run(steps) -> (wall, CPU) seconds`` of Estimator.train (TPUEstimator with
     ``iterations_per_loop=steps_per_run`` when above 1); appends each call's set-up
     time to ``setups``."""
     model_dir = tempfile.mkdtemp(prefix="bench_estimator_")
@@ -114,14 +122,18 @@ def estimator_run(images, labels, steps_per_run, setups):
         clock = _Clock()
         called = time.perf_counter()
         estimator.train(train_fn, steps=steps + steps_per_run, hooks=[clock])
-        setups.append(clock.first - called)
-        return (clock.last - clock.first) * (steps / ((clock.runs - 1) * steps_per_run))
+        setups.append(clock.first[0] - called)
+        share = steps / ((clock.runs - 1) * steps_per_run)
+        return tuple((b - a) * share for a, b in zip(clock.first, clock.last, strict=True))
 
     return run
 
 
 def bench(train, args, timed=None, ratios=None):
-    """Times the three contenders; returns ``{"estimator": {...}}`` for the JSON.
+    """Times the four contenders, each first in turn, in interleaved rounds; returns
+    ``{"estimator": {...}}`` for the JSON: best rounds' steps/s and their ratios, and
+    the median round's CPU milliseconds a step (``cpu_ratio_*``: the loop's over the
+    estimator's), the steadier figures on a busy machine.
 
     Args:
         train: the training :class:`zoo.data.DataSet`.
@@ -138,30 +150,41 @@ def bench(train, args, timed=None, ratios=None):
     with zoo.compat.installed():
         runs = {
             "session_loop": session_loop(images, labels),
+            "session_loop_loss": session_loop(images, labels, fetch_loss=True),
             "estimator": estimator_run(images, labels, 1, setups),
             "tpu_estimator": estimator_run(images, labels, k, setups),
         }
         per_round = max(k, args.steps // args.rounds // k * k)
         for run in runs.values():
             run(max(k, args.warmup // k * k))
-        speeds = {name: [] for name in runs}
-        for _ in range(args.rounds):
-            for name, run in runs.items():
-                speeds[name].append(per_round / run(per_round))
+        speeds, cpu = {name: [] for name in runs}, {name: [] for name in runs}
+        names = list(runs)
+        for index in range(args.rounds):
+            for name in names[index % len(names) :] + names[: index % len(names)]:
+                wall, cpu_s = runs[name](per_round)
+                speeds[name].append(per_round / wall)
+                cpu[name].append(1e3 * cpu_s / per_round)
     best = {name: max(values) for name, values in speeds.items()}
+    cpu_ms = {name: statistics.median(values) for name, values in cpu.items()}
     result = {
         "batch_size": BATCH_SIZE,
         "steps_per_run": k,
         "steps_per_s": best,
         "median_steps_per_s": {n: statistics.median(v) for n, v in speeds.items()},
+        "cpu_ms_per_step": cpu_ms,
+        "cpu_ratio_estimator": cpu_ms["session_loop"] / cpu_ms["estimator"],
+        "cpu_ratio_estimator_loss": cpu_ms["session_loop_loss"] / cpu_ms["estimator"],
         "ratio_estimator": best["estimator"] / best["session_loop"],
+        "ratio_estimator_loss": best["estimator"] / best["session_loop_loss"],
         "ratio_tpu_estimator": best["tpu_estimator"] / best["session_loop"],
         "ratio_tpu_to_estimator": best["tpu_estimator"] / best["estimator"],
         "estimator_setup_s": statistics.median(setups),
     }
     print(
         f"estimator: {result['ratio_estimator']:.3f} of the session loop (one step per "
-        f"run), TPUEstimator {result['ratio_tpu_estimator']:.2f} ({k} per run)",
+        f"run; {result['ratio_estimator_loss']:.3f} of it fetching the loss too; CPU "
+        f"{result['cpu_ratio_estimator']:.3f}, {result['cpu_ratio_estimator_loss']:.3f}), "
+        f"TPUEstimator {result['ratio_tpu_estimator']:.2f} ({k} per run)",
         flush=True,
     )
     return {"estimator": result}

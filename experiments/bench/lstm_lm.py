@@ -14,9 +14,10 @@ runs in one process per side:
 
 Each side is timed at its best: plain sessions and sessions with XLA's
 auto-clustering (``global_jit_level``), in interleaved rounds after a warm-up,
-the faster kept. The sides run one after the other, twice each (``ours``,
-``legacy``, ``ours``, ``legacy``; ``--quick``: once), each side's fastest process
-kept. ``ratio_legacy`` is ours over legacy (goal: >= 1.0); ``cpu_ratio_legacy``
+the faster kept. The sides run one after the other, twice each, in the order
+``ours``, ``legacy``, ``legacy``, ``ours`` (``--quick``: once each), so that a load
+that rises or falls through the row meets both sides alike; each side's fastest
+process kept. ``ratio_legacy`` is ours over legacy (goal: >= 1.0); ``cpu_ratio_legacy``
 the same in CPU time per step, which the load of other processes disturbs less.
 
 Processes run at different times meet different load on a shared machine, so the
@@ -222,8 +223,8 @@ def versus(best):
 
 
 def row(sizes, steps, rounds, warmup, processes_per_side=PROCESSES_PER_SIDE, xla=True):
-    """Times both sides, ``processes_per_side`` processes each, alternating, then both
-    in one process.
+    """Times both sides, ``processes_per_side`` processes each, alternating (ours
+    first, then legacy first, and so on), then both in one process.
 
     Args:
         sizes: a :class:`Sizes`.
@@ -240,8 +241,8 @@ def row(sizes, steps, rounds, warmup, processes_per_side=PROCESSES_PER_SIDE, xla
     print(f"lstm_lm (batch {sizes.batch}, {sizes.steps} steps, {sizes.hidden} units, "
           f"vocabulary {sizes.vocabulary})...", flush=True)  # fmt: skip
     processes = {side: [] for side in SIDES}
-    for _ in range(processes_per_side):
-        for side in SIDES:
+    for index in range(processes_per_side):  # ABBA: a load that drifts hits both alike
+        for side in SIDES[:: -1 if index % 2 else 1]:
             processes[side].append(run_side(side, sizes, steps, rounds, warmup, xla))
     fastest = {
         side: max(map(best_setting, results), key=lambda best: best["steps_per_s"])

@@ -33,6 +33,7 @@ import contextlib
 POLICY = "mixed_bfloat16"
 PREFIX = "bf16_"
 RATIOS = ("ratio_fp32", "ratio_keras_best")
+WIDTHS = "bf16_widths"  # the row of experiments.bench.bf16_widths: the break-even
 # (ratio, least value, the models it is asked of: None for every row)
 GOALS = (
     ("ratio_keras_best", 1.2, None),
@@ -131,8 +132,17 @@ def split(best, timing):
 
 
 def worst(variants):
-    """Returns a model's ``bf16``: each of :data:`RATIOS`, the least over its variants."""
-    return {key: min(variant["bf16"][key] for variant in variants) for key in RATIOS}
+    """Returns a model's ``bf16``: each of :data:`RATIOS` and its CPU-time form, the
+    least over its variants."""
+    keys = [name for key in RATIOS for name in (key, f"cpu_{key}")]
+    return {key: min(variant["bf16"][key] for variant in variants) for key in keys}
+
+
+def recommended(row):
+    """Returns the policy a model's ``bf16`` entry recommends: bfloat16 only where it
+    measured faster than float32 at its best in both wall and CPU time (every variant),
+    else float32."""
+    return POLICY if min(row["ratio_fp32"], row["cpu_ratio_fp32"]) > 1.0 else "float32"
 
 
 def timed_rows(results):
@@ -150,9 +160,13 @@ def summary(results, flags):
         flags: the CPU's bfloat16 flags (:func:`zoo.training.precision.cpu_bf16_flags`).
 
     Returns:
-        ``{"policy", "cpu_bf16_flags", "goals_apply", "goals"}``; ``goals`` maps each
-        goal (``"ratio_fp32 >= 1.3"``) to ``{"asked_of", "rows": {model: ratio},
-        "holds": bool}`` over the models timed (``holds`` is false where none was).
+        ``{"policy", "cpu_bf16_flags", "goals_apply", "goals", "recommended",
+        "break_even_width"}``; ``goals`` maps each goal (``"ratio_fp32 >= 1.3"``) to
+        ``{"asked_of", "rows": {model: ratio}, "holds": bool}`` over the models timed
+        (``holds`` is false where none was); ``recommended`` each model's policy
+        (:func:`recommended`); ``break_even_width`` the hidden width from which on
+        bfloat16 pays (:mod:`experiments.bench.bf16_widths`; None where at none, or
+        absent where not timed).
     """
     rows = {model: entry["bf16"] for model, entry in timed_rows(results)}
     goals = {}
@@ -164,12 +178,17 @@ def summary(results, flags):
             "rows": ratios,
             "holds": holds,
         }
-    return {
+    found = {
         "policy": POLICY,
         "cpu_bf16_flags": flags,
         "goals_apply": bool(flags),
         "goals": goals,
+        "recommended": {model: recommended(row) for model, row in rows.items()},
     }
+    if WIDTHS in results:
+        found["break_even_width"] = results[WIDTHS]["break_even"]
+        found["widths_timed"] = [int(width) for width in results[WIDTHS]["widths"]]
+    return found
 
 
 def report(results):
@@ -198,6 +217,17 @@ def report(results):
     from zoo.training.precision import CPU_BF16_FLAGS  # here: it imports TensorFlow
 
     record = results["bf16"]
+    for policy in ("float32", POLICY):
+        models = [m for m, chosen in record["recommended"].items() if chosen == policy]
+        lines.append(f"recommended {policy}: {', '.join(models) or 'no row'}")
+    if "break_even_width" in record:
+        timed = ", ".join(map(str, record["widths_timed"]))
+        least = record["break_even_width"]
+        lines.append(
+            f"{POLICY} pays from hidden width {least} on (MLP, widths {timed})"
+            if least
+            else f"{POLICY} pays at no hidden width timed (MLP, widths {timed})"
+        )
     for goal, verdict in record["goals"].items():
         found = ", ".join(f"{m} {ratio:.2f}" for m, ratio in verdict["rows"].items())
         holds = "holds" if verdict["holds"] else "does NOT hold"

@@ -48,15 +48,19 @@ vs the TF1 program), :mod:`experiments.bench.tf1_layers` (tf.layers programs on
 :mod:`experiments.bench.lstm_lm` (a TF1 LSTM language model on our cells vs
 TensorFlow's legacy cells, a process per side), :mod:`experiments.bench.estimator`
 (``Estimator.train`` vs a session loop), :mod:`experiments.bench.canned` (a canned
-``DNNClassifier`` vs TensorFlow 2.15's) and :mod:`experiments.bench.tf1_keras` (tf.keras
-in a TF1 program, ``fit`` and in a model_fn, vs TensorFlow 2.15's).
+``DNNClassifier`` vs TensorFlow 2.15's), :mod:`experiments.bench.tf1_keras` (tf.keras
+in a TF1 program, ``fit`` and in a model_fn, vs TensorFlow 2.15's) and
+:mod:`experiments.bench.bf16_widths` (the MLP in float32 and bfloat16 at hidden widths
+64 to 2048: where bfloat16 starts to pay).
 
 Every model row (the GRU and siamese rows too) also times our loop and its Keras 3
 model in ``mixed_bfloat16`` among its own contenders, in the same rounds, and reports
 them in its ``bf16`` entry: :mod:`experiments.bench.precision`, whose ratio
 ``ratio_fp32`` compares them with the row's own float32 ``ours_best`` (the GRU's part
 ``rnn_bf16``: with the float32 loops timed in its rounds). The JSON's
-top-level ``bf16`` records the CPU's bfloat16 flags and which bfloat16 goals hold.
+top-level ``bf16`` records the CPU's bfloat16 flags, which bfloat16 goals hold, the
+policy each row recommends (bfloat16 only where it measured faster than float32 in
+wall and CPU time) and the break-even width.
 
 Each row (``--models`` names them: :data:`ROWS`) runs in a process of its own,
 ``python -m experiments.bench.speed --models ROW`` with the other flags, so a row
@@ -68,6 +72,12 @@ part by part (``--part``; ``peak_rss_mib_per_part``). Within a row, the
 contenders run in interleaved rounds after a warm-up, so load from other
 processes hits them alike; each reports its fastest round (and the median, and
 CPU time per step). Speed goals are reported as ratios, never asserted.
+
+The run prints first the CPU it runs on (its name, family and model, the flags that
+choose TensorFlow's kernels: AVX2, AVX-512, VNNI, AVX512_BF16, AMX) and whether
+TensorFlow runs oneDNN's kernels there, and its JSON's ``machine`` holds the same
+(``cpu``, ``onednn``: :func:`experiments.harness.record.machine`), so a figure is read
+beside the CPU kind that made it.
 
 Usage::
 
@@ -89,7 +99,7 @@ import tempfile
 import time
 
 from experiments.bench import precision as bf16
-from experiments.harness import datasets, entry, flags, rundir, startup
+from experiments.harness import datasets, entry, flags, record, rundir, startup
 from layers.errors import ZooError
 
 RATIOS = {
@@ -117,6 +127,7 @@ OWN_BENCHES = (
     "experiments.bench.estimator",
     "experiments.bench.canned",
     "experiments.bench.tf1_keras",
+    "experiments.bench.bf16_widths",
 )
 CASE_MODELS = ("autoencoder", "mlp", "gan")
 SETTINGS = ("steps", "rounds", "warmup", "inter_op", "intra_op", "xla", "steps_per_run")
@@ -384,7 +395,8 @@ def build_parser():
         check=check_models,
         help="the rows to time, comma-separated (default: all): the models timed here "
         "(autoencoder, mlp, gan), then the rows of their own modules (rnn_siamese: the "
-        "rnn and siamese rows, zoo_layer_resnet, tf1_layers, lstm_lm, estimator, canned)",
+        "rnn and siamese rows, zoo_layer_resnet, tf1_layers, lstm_lm, estimator, canned, "
+        "bf16_widths: float32 against bfloat16 by hidden width)",
     )
     p.add_argument(
         "--gan-steps",
@@ -563,6 +575,7 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     run = None if args.json else rundir.run_dir(args, "bench")
     rows = [row for row in ROWS if row in args.models.split(",")]
+    print(record.describe_cpu(record.machine(probe_onednn=True)), flush=True)
     if len(rows) > 1:
         results = in_processes(argv, {row: ["--models", row] for row in rows})
     elif args.part is None and rows[0] in ROW_PARTS:

@@ -162,33 +162,60 @@ def now():
 def code_version():
     """Returns ``git describe --always --dirty`` of the code, else the package version."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        if described:
-            return f"git {described}"
+    described = _output(["git", "describe", "--always", "--dirty", "--tags"], 10, root)
+    if described:
+        return f"git {described}"
     version = _version("scope-zoo")
     return f"scope-zoo {version}" if version else "unknown"
 
 
-def machine():
+# The CPU's flags that decide which kernels run: AVX2 and AVX-512 (oneDNN's float32
+# kernels), VNNI, AVX512_BF16 and AMX (its bfloat16 and int8 ones).
+CPU_FLAGS = (
+    "avx2",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+)
+# One MatMul in a session, printing the kernel the session ran it with: oneDNN's
+# rewrite names it _MklMatMul (RunMetadata.partition_graphs, a public record).
+ONEDNN_PROBE = """
+import tensorflow as tf
+v1 = tf.compat.v1
+with tf.Graph().as_default():
+    x = v1.placeholder(tf.float32, [8, 8])
+    y = tf.matmul(x, x, name="probe")
+    metadata = v1.RunMetadata()
+    with v1.Session() as session:
+        session.run(y, {x: [[1.0] * 8] * 8}, run_metadata=metadata,
+                    options=v1.RunOptions(output_partition_graphs=True))
+print(*[n.op for g in metadata.partition_graphs for n in g.node if n.name == "probe"])
+"""
+ONEDNN_KERNEL = "ZOO_ONEDNN_KERNEL"  # the probe's answer, for child processes
+
+
+def machine(probe_onednn=False):
     """Returns what ran the code: host, CPU, cores, load, devices and library versions.
 
     The one description of a machine that run.json, every results.json and the
     benchmarks carry. Devices are listed only once TensorFlow is imported (a
     record is written after the flags, when it is).
+
+    Args:
+        probe_onednn: find out whether TensorFlow runs oneDNN's kernels here unless
+            this process or its parent did (:func:`onednn`: a process of its own, a
+            few seconds); else ``onednn`` says only what a parent found.
     """
     tf = sys.modules.get("tensorflow")
+    found = cpu()
     return {
         "host": socket.gethostname(),
         "platform": platform.platform(),
-        "processor": _cpu_name(),
+        "processor": found["name"],
+        "cpu": found,
         "cpus": os.cpu_count(),
         "cores": len(os.sched_getaffinity(0)),
         "load_average": list(os.getloadavg()),
@@ -202,15 +229,84 @@ def machine():
         "keras": _version("keras"),
         "numpy": _version("numpy"),
         "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+        "onednn": onednn(probe_onednn),
     }
 
 
-def _cpu_name():
-    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
-        names = [line.split(":", 1)[1].strip() for line in f if "model name" in line]
-        if names:
-            return names[0]
-    return platform.processor() or platform.machine()
+def cpu(cpuinfo="/proc/cpuinfo"):
+    """Returns the CPU: its name, vendor, family and model, and which of
+    :data:`CPU_FLAGS` it shows (as ``lscpu``: those this machine, or its VM, exposes).
+
+    Args:
+        cpuinfo: the file to read (its first processor's entry); where unreadable,
+            the name is Python's, the rest None or empty.
+    """
+    fields = {}
+    with contextlib.suppress(OSError), open(cpuinfo) as f:
+        for line in f:
+            key, colon, value = line.partition(":")
+            if not colon and fields:
+                break  # a blank line ends the first processor's entry
+            fields.setdefault(key.strip(), value.strip())
+    shown = set(fields.get("flags", "").split())
+    return {
+        "name": fields.get("model name") or platform.processor() or platform.machine(),
+        "vendor": fields.get("vendor_id"),
+        "family": fields.get("cpu family"),
+        "model": fields.get("model"),
+        "flags": [flag for flag in CPU_FLAGS if flag in shown],
+    }
+
+
+def onednn(probe=True):
+    """Returns whether TensorFlow runs oneDNN's kernels on this machine.
+
+    TensorFlow's switch is ``TF_ENABLE_ONEDNN_OPTS`` (unset: its default for this
+    CPU, logged at import as "oneDNN custom operations are on"); what counts is the
+    kernel a session picks, so a process of its own (this environment; a session in
+    this process would fix its thread pools' sizes) runs one MatMul and names it,
+    once: the kernel is kept in the environment (:data:`ONEDNN_KERNEL`) for the
+    processes this one starts (the bench's rows).
+
+    Args:
+        probe: run the probe unless the environment holds its answer; False: only
+            read the environment.
+
+    Returns:
+        ``{"on": True, "kernel": "_MklMatMul"}`` (``False, "MatMul"`` without
+        oneDNN), or ``{"on": None, "kernel": None}`` where not probed or it failed.
+    """
+    kernel = os.environ.get(ONEDNN_KERNEL)
+    if probe and not kernel:
+        kernel = _output([sys.executable, "-c", ONEDNN_PROBE], 300)
+    if kernel:
+        os.environ[ONEDNN_KERNEL] = kernel  # for this process's children
+        return {"on": kernel.startswith("_Mkl"), "kernel": kernel}
+    return {"on": None, "kernel": None}
+
+
+def describe_cpu(facts):
+    """Returns the line naming the CPU of ``facts`` (:func:`machine`'s), its flags and
+    oneDNN, that a benchmark prints first."""
+    found, engine = facts["cpu"], facts["onednn"]
+    missing = [flag for flag in CPU_FLAGS if flag not in found["flags"]]
+    state = {True: "on", False: "off", None: "unknown"}[engine["on"]]
+    return (
+        f"CPU: {found['name']} ({found['vendor']} family {found['family']} model "
+        f"{found['model']}), {facts['cores']} cores; flags: {' '.join(found['flags'])}"
+        f"{'; not shown: ' + ' '.join(missing) if missing else ''}; oneDNN {state} "
+        f"(TF_ENABLE_ONEDNN_OPTS {facts['onednn_opts']}; a MatMul runs as "
+        f"{engine['kernel']})"
+    )
+
+
+def _output(command, timeout, cwd=None):
+    """Returns what ``command`` prints, stripped, or None where it fails."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        return subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=True
+        ).stdout.strip()
+    return None
 
 
 def _version(package):

@@ -10,9 +10,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from experiments.bench import canned, contenders, precision, rnn_siamese, tf1_layers
+from experiments.bench import (
+    bf16_widths,
+    canned,
+    contenders,
+    precision,
+    rnn_siamese,
+    tf1_layers,
+)
 from experiments.bench import speed as bench
-from experiments.harness import datasets, flags, rundir
+from experiments.harness import datasets, flags, record, rundir
 from layers.errors import ZooError
 from tests.experiments import test_bench_lstm_lm
 from zoo.models.gan import trainable_under
@@ -241,6 +248,17 @@ def test_quick_run_writes_every_key_with_positive_numbers(tiny_data_dir, tmp_pat
             assert mixed["ratio_keras_best"] == speeds["ours_best"] / speeds["keras_best"]
         for key in precision.RATIOS:
             assert results[model]["bf16"][key] == min(t["bf16"][key] for t in variants)
+        chosen = results["bf16"]["recommended"][model]  # bf16 only where it was faster
+        assert chosen == precision.recommended(results[model]["bf16"])
+    widths = results["bf16_widths"]["widths"]  # --quick: two widths, uncompiled
+    assert list(widths) == [str(width) for width in bf16_widths.QUICK_WIDTHS]
+    for entry in widths.values():
+        speeds = entry["steps_per_s"]
+        assert set(speeds) == {"fp32_no_xla", "bf16_no_xla", "fp32_best", "bf16_best"}
+        assert entry["ratio"] == speeds["bf16_best"] / speeds["fp32_best"] > 0
+    least = results["bf16_widths"]["break_even"]
+    assert results["bf16"]["break_even_width"] == least
+    assert least == bf16_widths.break_even(widths)
 
 
 def timed_row(speeds, cpu_ms):
@@ -283,7 +301,11 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
         "mlp": {"bf16": {"ratio_fp32": 1.1, "ratio_keras_best": 1.5}},
         "rnn": {"bf16": {"ratio_fp32": 0.7, "ratio_keras_best": 1.25}},
         "zoo_layer_resnet": {"ratio": 0.8},
+        "bf16_widths": {"widths": {"64": {}, "1024": {}}, "break_even": 1024},
     }
+    cpu_ratios = {"autoencoder": 1.2, "mlp": 0.98, "rnn": 0.8}  # the MLP: slower in CPU
+    for model, ratio in cpu_ratios.items():
+        results[model]["bf16"]["cpu_ratio_fp32"] = ratio
     for model in ("autoencoder", "mlp", "rnn"):
         results[model]["variants"] = {}
 
@@ -308,7 +330,19 @@ def test_summary_says_which_goals_hold_and_where_they_do_not_apply(flags):
             "not applicable, this CPU has none of avx512_bf16, amx_bf16 "
             "(measured: does not hold)"
         )
-    last = precision.report(results).splitlines()[-1]
+    assert summary["recommended"] == {
+        "autoencoder": "mixed_bfloat16",  # faster in wall and CPU time
+        "mlp": "float32",
+        "rnn": "float32",
+    }
+    assert (summary["break_even_width"], summary["widths_timed"]) == (1024, [64, 1024])
+    lines = precision.report(results).splitlines()
+    assert lines[-5:-2] == [
+        "recommended float32: mlp, rnn",
+        "recommended mixed_bfloat16: autoencoder",
+        "mixed_bfloat16 pays from hidden width 1024 on (MLP, widths 64, 1024)",
+    ]
+    last = lines[-1]
     assert last == (
         f"bf16 goal ratio_fp32 >= 1.3 (autoencoder, mlp): {verdict}; "
         "autoencoder 1.40, mlp 1.10"
@@ -366,7 +400,7 @@ def row_results(peak, **models):
         "peak_rss_mib": peak,
     }
     for model, ratio in models.items():
-        bf16 = {"ratio_fp32": 1.0, "ratio_keras_best": ratio}
+        bf16 = {"ratio_fp32": 1.0, "cpu_ratio_fp32": 1.0, "ratio_keras_best": ratio}
         results[model] = {"bf16": bf16, "variants": {}}
     return results
 
@@ -382,14 +416,19 @@ def test_rows_run_in_processes_of_their_own_merged_as_one_without_tensorflow(
     argv = ["--quick", "--data-dir", tiny_data_dir, "--models", "rnn_siamese,autoencoder"]
     argv += ["--json", str(merged_path)]
 
+    probed = {**os.environ, record.ONEDNN_KERNEL: "_MklMatMul"}  # as by the probe
+
     parent = subprocess.run(
         [sys.executable, "-c", PARENT, str(tmp_path), *argv],
         capture_output=True,
         text=True,
         check=False,
+        env=probed,
     )
 
     assert parent.returncode == 0, parent.stderr
+    assert parent.stdout.startswith(f"CPU: {record.cpu()['name']} (")  # first, named
+    assert "; oneDNN on (TF_ENABLE_ONEDNN_OPTS " in parent.stdout.splitlines()[0]
     assert parent.stdout.splitlines()[-1] == "[]"  # neither TensorFlow nor Keras
     commands = [
         json.loads(line) for line in (tmp_path / "commands").read_text().splitlines()
@@ -423,8 +462,66 @@ def test_a_failed_row_process_stops_the_run_naming_the_row(
         return subprocess.CompletedProcess(command, 3)
 
     monkeypatch.setattr(subprocess, "run", failed)
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "MatMul")  # no probe's process
     argv = ["--models", "mlp,canned", "--data-dir", tiny_data_dir]
     with pytest.raises(
         ZooError, match=r"bench row mlp: expected exit status 0, found 3; see its output"
     ):
         bench.main([*argv, "--json", str(tmp_path / "bench.json")])
+
+
+CPUINFO = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 143
+model name\t: Intel(R) Xeon(R) Platinum 8480+
+flags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile
+
+processor\t: 1
+model name\t: another
+flags\t\t: avx512_vnni amx_int8
+"""
+
+
+def test_cpu_names_the_first_processor_and_the_flags_that_choose_kernels(tmp_path):
+    (tmp_path / "cpuinfo").write_text(CPUINFO)
+
+    found = record.cpu(str(tmp_path / "cpuinfo"))
+
+    assert found == {
+        "name": "Intel(R) Xeon(R) Platinum 8480+",
+        "vendor": "GenuineIntel",
+        "family": "6",
+        "model": "143",
+        "flags": ["avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"],
+    }
+    facts = {**record.machine(), "cpu": found, "cores": 2, "onednn_opts": "default"}
+    facts["onednn"] = {"on": True, "kernel": "_MklMatMul"}
+    assert record.describe_cpu(facts) == (
+        "CPU: Intel(R) Xeon(R) Platinum 8480+ (GenuineIntel family 6 model 143), 2 "
+        "cores; flags: avx2 avx512f avx512_bf16 amx_tile amx_bf16; not shown: "
+        "avx512_vnni amx_int8; oneDNN on (TF_ENABLE_ONEDNN_OPTS default; a MatMul runs "
+        "as _MklMatMul)"
+    )
+
+
+def test_onednn_probe_names_the_kernel_a_session_runs_and_tells_its_children(
+    monkeypatch,
+):
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # off on every CPU
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "")  # not probed yet
+    assert record.machine()["onednn"] == {"on": None, "kernel": None}
+
+    assert record.machine(probe_onednn=True)["onednn"] == {"on": False, "kernel": "MatMul"}
+    assert os.environ[record.ONEDNN_KERNEL] == "MatMul"  # what the rows' processes read
+    assert record.machine()["onednn"] == {"on": False, "kernel": "MatMul"}
+
+
+def test_break_even_is_the_least_width_from_which_on_bfloat16_wins_in_both():
+    def widths(*ratios):
+        pairs = zip((64, 256, 1024), ratios, strict=True)
+        return {width: {"ratio": r, "cpu_ratio": c} for width, (r, c) in pairs}
+
+    assert bf16_widths.break_even(widths((0.8, 0.9), (1.1, 1.05), (1.3, 1.2))) == 256
+    assert bf16_widths.break_even(widths((1.2, 1.1), (0.9, 1.0), (1.3, 1.2))) == 1024
+    assert bf16_widths.break_even(widths((1.2, 1.1), (1.1, 1.05), (1.3, 0.99))) is None

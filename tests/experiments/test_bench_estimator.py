@@ -1,4 +1,4 @@
-"""The Estimator bench row: its three contenders train; the JSON's shape and ratios."""
+"""The Estimator bench row: its four contenders train; the JSON's shape and ratios."""
 
 import types
 
@@ -9,7 +9,7 @@ from experiments.bench import estimator
 
 
 @pytest.mark.slow
-def test_the_row_times_the_session_loop_estimator_and_tpu_estimator():
+def test_the_row_times_the_session_loops_estimator_and_tpu_estimator():
     rng = np.random.default_rng(0)
     train = types.SimpleNamespace(
         images=rng.random((200, 784), dtype=np.float32),
@@ -18,10 +18,16 @@ def test_the_row_times_the_session_loop_estimator_and_tpu_estimator():
     args = types.SimpleNamespace(steps=4, rounds=1, warmup=0, steps_per_run=2)
     row = estimator.bench(train, args)["estimator"]
     speeds = row["steps_per_s"]
-    assert set(speeds) == {"session_loop", "estimator", "tpu_estimator"}
+    loops = {"session_loop", "session_loop_loss"}
+    assert set(speeds) == {*loops, "estimator", "tpu_estimator"}
     assert all(s > 0 for s in speeds.values()) and row["estimator_setup_s"] > 0
     loop = speeds["session_loop"]
     assert row["ratio_estimator"] == pytest.approx(speeds["estimator"] / loop)
+    with_loss = speeds["session_loop_loss"]
+    assert row["ratio_estimator_loss"] == pytest.approx(speeds["estimator"] / with_loss)
+    cpu = row["cpu_ms_per_step"]
+    assert set(cpu) == set(speeds) and all(ms > 0 for ms in cpu.values())
+    assert row["cpu_ratio_estimator"] == cpu["session_loop"] / cpu["estimator"]
     assert row["ratio_tpu_to_estimator"] == pytest.approx(
         speeds["tpu_estimator"] / speeds["estimator"]
     )

@@ -38,3 +38,20 @@ def check_quick_row(row):
         speeds, cpu = figures["steps_per_s"], figures["cpu_ms_per_step"]
         assert figures["ratio_legacy"] == speeds["ours"] / speeds["legacy"]
         assert figures["cpu_ratio_legacy"] == cpu["legacy"] / cpu["ours"] > 0
+
+
+def test_the_sides_processes_run_abba_so_a_drifting_load_meets_both(monkeypatch):
+    order, speed = [], iter(range(1, 10))
+
+    def run_side(side, sizes, steps, rounds, warmup, xla=True):
+        order.append(side)
+        timing = {"steps_per_s": {"no_xla": next(speed)}, "cpu_ms_per_step": {"no_xla": 1}}
+        if side == lstm_lm.SAME_PROCESS:
+            timing = {t: {f"{s}_no_xla": 1 for s in lstm_lm.SIDES} for t in timing}
+        return {**timing, "cells": {}}
+
+    monkeypatch.setattr(lstm_lm, "run_side", run_side)
+    row = lstm_lm.row(lstm_lm.QUICK_SIZES, 4, 2, 1, processes_per_side=2, xla=False)
+
+    assert order == ["ours", "legacy", "legacy", "ours", lstm_lm.SAME_PROCESS]
+    assert row["steps_per_s"] == {"ours": 4, "legacy": 3}  # each side's fastest process
