@@ -208,8 +208,8 @@ class Estimator:
             except tf.errors.NotFoundError:
                 # a variable a hook made (an early-stopping hook's) missing from the
                 # checkpoint, as in TF 1.15: say which
-                if latest := self.latest_checkpoint():
-                    check_compatible(latest, "Estimator.train", spec.scaffold)
+                if latest := self.latest_checkpoint():  # (the scaffold is final here)
+                    check_compatible(latest, "Estimator.train")
                 raise
             loss = None
             with session:
