@@ -79,22 +79,39 @@ def _ours(steps, steps_per_run):
     return canned_timing.steps_per_second(estimators, steps, steps_per_run=steps_per_run)
 
 
-def build_parser():
-    """Returns the benchmark's argument parser (no shared flag: it loads no data)."""
-    p = flags.bare_parser(
-        "Time a canned DNNClassifier through train(): ours (1 and K steps per run) "
-        "against TensorFlow 2.15's estimator in its own venv."
-    )
+def reference_parser(description, steps):
+    """An argument parser for a row timed against TensorFlow 2.15 in its venv: the
+    JSON file, ``--steps``, ``--repeats`` and ``--reference-python`` (no shared flag:
+    such a row loads no data).
+
+    Args:
+        description: what the row times.
+        steps: the default of ``--steps``.
+
+    Returns:
+        The parser, for the row to add its own flags.
+    """
+    p = flags.bare_parser(description)
     flags.add_json_flag(p)
-    p.add_argument("--steps", type=int, default=2000, check=flags.integer(),
+    p.add_argument("--steps", type=int, default=steps, check=flags.integer(),
                    help="timed training steps per run")  # fmt: skip
     p.add_argument("--repeats", type=int, default=3, check=flags.integer(),
-                   help="runs per row; the best is kept")  # fmt: skip
-    p.add_argument("--steps-per-run", default="10,100", check=flags.int_list(),
-                   help="the K of the ours_k<K> rows, comma-separated")  # fmt: skip
+                   help="runs per row and side; the best is kept")  # fmt: skip
     p.add_argument("--reference-python", default=REFERENCE_PYTHON,
                    help="the python of the TensorFlow 2.15 + tensorflow-estimator "
                    "venv")  # fmt: skip
+    return p
+
+
+def build_parser():
+    """Returns the benchmark's argument parser."""
+    p = reference_parser(
+        "Time a canned DNNClassifier through train(): ours (1 and K steps per run) "
+        "against TensorFlow 2.15's estimator in its own venv.",
+        steps=2000,
+    )
+    p.add_argument("--steps-per-run", default="10,100", check=flags.int_list(),
+                   help="the K of the ours_k<K> rows, comma-separated")  # fmt: skip
     p.add_argument("--quick", action="store_true",
                    help="200 steps, 1 repeat, K=10: checks the pipeline")  # fmt: skip
     return p

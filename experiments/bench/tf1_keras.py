@@ -27,6 +27,7 @@ import pathlib
 import subprocess
 import sys
 
+from experiments.bench import canned
 from experiments.bench.canned import REFERENCE_PYTHON
 from experiments.harness import entry, flags, rundir
 
@@ -83,19 +84,12 @@ def bench(train, args, timed=None, ratios=None):
 
 
 def build_parser():
-    """Returns the benchmark's argument parser (no shared flag: it loads no data)."""
-    p = flags.bare_parser(
+    """Returns the benchmark's argument parser."""
+    return canned.reference_parser(
         "Time tf.keras in a TF1 program (fit in graph mode; a Keras model in an "
-        "Estimator): ours against TensorFlow 2.15's in its own venv."
+        "Estimator): ours against TensorFlow 2.15's in its own venv.",
+        steps=1000,
     )
-    flags.add_json_flag(p)
-    p.add_argument("--steps", type=int, default=1000, check=flags.integer(),
-                   help="timed training steps per run")  # fmt: skip
-    p.add_argument("--repeats", type=int, default=3, check=flags.integer(),
-                   help="runs per side; the best is kept")  # fmt: skip
-    p.add_argument("--reference-python", default=REFERENCE_PYTHON,
-                   help="the python of the TensorFlow 2.15 venv")  # fmt: skip
-    return p
 
 
 def main(argv=None):
