@@ -132,8 +132,22 @@ def uses_of(tree, file):
     return found
 
 
+def _is_python(path):
+    """A ``.py`` file, or a script without extension whose first line runs Python
+    (``#!/usr/bin/env python``), which ``zoo-tf1`` runs as well."""
+    name = os.path.basename(path)
+    if name.endswith(".py"):
+        return True
+    if "." in name:
+        return False
+    with open(path, "rb") as source:
+        first = source.readline(200)
+    return first.startswith(b"#!") and b"python" in first
+
+
 def scan(folder):
-    """Reads every Python file under ``folder``.
+    """Reads every Python file under ``folder`` (``.py`` files and Python scripts
+    without extension).
 
     Returns:
         ``(uses, tf2, unreadable, files)``: :class:`Use` list; ``[(file, line,
@@ -146,9 +160,9 @@ def scan(folder):
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP)
         for name in sorted(names):
-            if not name.endswith(".py"):
-                continue
             path = os.path.join(root, name)
+            if not _is_python(path):
+                continue
             file = os.path.relpath(path, folder)
             files += 1
             with open(path, "rb") as source:
