@@ -434,6 +434,24 @@ def test_check_reports_names_by_file_and_line_and_never_passes_a_failing_one(pro
     assert clean["verdict"].startswith(f"every one of the {len(clean['names'])} TF 1.x")
 
 
+def test_check_gives_the_upgrade_line_s_names_their_documented_differences(tmp_path):
+    write(tmp_path, {"upgraded.py": """
+        import tensorflow.compat.v1 as tf
+        from tensorflow.compat.v1 import estimator as tf_estimator
+        spec = tf_estimator.tpu.TPUEstimatorSpec
+        run = tf.estimator.train_and_evaluate
+        keep = tf.layers.dropout
+    """})  # fmt: skip
+    found = check.report(str(tmp_path))
+    assert {e["name"]: e["detail"] for e in found["names"]
+            if e["status"] == "documented difference"} == {
+        "tensorflow.compat.v1.estimator.tpu.TPUEstimatorSpec":
+            "docs/estimator.md#what-is-not-provided",
+        "tensorflow.compat.v1.estimator.train_and_evaluate":
+            "docs/estimator.md#what-is-not-provided",
+        "tensorflow.compat.v1.layers.dropout": "docs/tf1-layers.md#the-command"}
+
+
 def test_check_reads_python_scripts_without_extension_as_zoo_tf1_runs_them(tmp_path):
     write(tmp_path, {"train": "#!/usr/bin/env python3\nimport tensorflow as tf\n"
                               "loss = tf.contrib.gan.gan_loss\n",

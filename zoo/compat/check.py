@@ -40,7 +40,8 @@ DIFFERENCES = {
     "tensorflow.contrib.training.HParams": "docs/contrib.md#tfcontribtraininghparams",
     "tensorflow.contrib.rnn.LSTMBlockCell": "docs/contrib.md#what-maps-where",
     **{f"tensorflow.{name}": "docs/estimator.md#what-is-not-provided" for name in (
-        "estimator.train_and_evaluate", "estimator.RunConfig", "contrib.tpu")},
+        "estimator.train_and_evaluate", "estimator.RunConfig", "estimator.tpu",
+        "contrib.tpu")},
     **{f"tensorflow.nn.{name}": "docs/contrib.md#conv2d_transposes-static-shape-"
        "tensorflow-2-not-contrib" for name in ("conv2d_transpose", "conv3d_transpose")},
 }  # fmt: skip
@@ -192,8 +193,9 @@ def _lookup(use):
     except (AttributeError, ImportError) as err:
         return ".".join(done), "not provided", str(err).splitlines()[0]
     name = ".".join(done)
+    plain = name.replace("tensorflow.compat.v1", "tensorflow", 1)  # the upgrade line's
     anchor = next((DIFFERENCES[key] for key in DIFFERENCES
-                   if name == key or name.startswith(f"{key}.")), None)  # fmt: skip
+                   if plain == key or plain.startswith(f"{key}.")), None)  # fmt: skip
     return name, ("documented difference" if anchor else "provided"), anchor
 
 
