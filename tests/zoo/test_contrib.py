@@ -149,6 +149,9 @@ def test_a_contrib_layers_program_has_tf1_names_shares_and_normalizes(graph):
         ("tf.contrib.distributions", "found TF 1.15's tensorflow.contrib.distributions, "
          "which it does not map; use tensorflow_probability.distributions"),
         ("tf.contrib.nope", "found 'nope', which TF 1.15 never had there"),
+        ("tf.contrib.boosted_trees", "found TF 1.15's tensorflow.contrib.boosted_trees, "
+         "which it does not map; use the tensorflow_decision_forests package"),
+        ("tf.contrib.nccl", "tensorflow.contrib.nccl, which it does not map; use tf."),
         ("tf.contrib.data.sliding_window_batch", "use dataset.window(size, shift)"),
     ],
 )  # fmt: skip

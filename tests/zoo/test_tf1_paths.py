@@ -434,6 +434,37 @@ def test_check_reports_names_by_file_and_line_and_never_passes_a_failing_one(pro
     assert clean["verdict"].startswith(f"every one of the {len(clean['names'])} TF 1.x")
 
 
+def test_check_gives_the_upgrade_line_s_names_their_documented_differences(tmp_path):
+    write(tmp_path, {"upgraded.py": """
+        import tensorflow.compat.v1 as tf
+        from tensorflow.compat.v1 import estimator as tf_estimator
+        spec = tf_estimator.tpu.TPUEstimatorSpec
+        run = tf.estimator.train_and_evaluate
+        keep = tf.layers.dropout
+    """})  # fmt: skip
+    found = check.report(str(tmp_path))
+    estimator = "docs/estimator.md#what-is-not-provided"
+    assert {e["name"]: e["detail"] for e in found["names"]
+            if e["status"] == "documented difference"} == {
+        "tensorflow.compat.v1.estimator.tpu.TPUEstimatorSpec": estimator,
+        "tensorflow.compat.v1.estimator.train_and_evaluate": estimator,
+        "tensorflow.compat.v1.layers.dropout": "docs/tf1-layers.md#the-command",
+    }  # fmt: skip
+
+
+def test_check_reads_python_scripts_without_extension_as_zoo_tf1_runs_them(tmp_path):
+    write(tmp_path, {
+        "train": "#!/usr/bin/env python3\nimport tensorflow as tf\n"
+                 "loss = tf.contrib.gan.gan_loss\n",
+        "run": "#!/bin/sh\ntf.contrib.gan.gan_loss\n",
+        "data": "import tensorflow as tf\ntf.contrib.gan.gan_loss\n",
+    })  # fmt: skip
+    found = check.report(str(tmp_path))
+    assert found["files"] == 1
+    assert [(e["name"], e["uses"]) for e in found["names"]] == [
+        ("tensorflow.contrib.gan", ["train:3"])]  # fmt: skip
+
+
 def test_the_wheel_installs_zoo_layers_and_the_console_script_only(tmp_path):
     source = tmp_path / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")

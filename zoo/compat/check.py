@@ -40,7 +40,8 @@ DIFFERENCES = {
     "tensorflow.contrib.training.HParams": "docs/contrib.md#tfcontribtraininghparams",
     "tensorflow.contrib.rnn.LSTMBlockCell": "docs/contrib.md#what-maps-where",
     **{f"tensorflow.{name}": "docs/estimator.md#what-is-not-provided" for name in (
-        "estimator.train_and_evaluate", "estimator.RunConfig", "contrib.tpu")},
+        "estimator.train_and_evaluate", "estimator.RunConfig", "estimator.tpu",
+        "contrib.tpu")},
     **{f"tensorflow.nn.{name}": "docs/contrib.md#conv2d_transposes-static-shape-"
        "tensorflow-2-not-contrib" for name in ("conv2d_transpose", "conv3d_transpose")},
 }  # fmt: skip
@@ -132,8 +133,22 @@ def uses_of(tree, file):
     return found
 
 
+def _is_python(path):
+    """A ``.py`` file, or a script without extension whose first line runs Python
+    (``#!/usr/bin/env python``), which ``zoo-tf1`` runs as well."""
+    name = os.path.basename(path)
+    if name.endswith(".py"):
+        return True
+    if "." in name:
+        return False
+    with open(path, "rb") as source:
+        first = source.readline(200)
+    return first.startswith(b"#!") and b"python" in first
+
+
 def scan(folder):
-    """Reads every Python file under ``folder``.
+    """Reads every Python file under ``folder`` (``.py`` files and Python scripts
+    without extension).
 
     Returns:
         ``(uses, tf2, unreadable, files)``: :class:`Use` list; ``[(file, line,
@@ -146,9 +161,9 @@ def scan(folder):
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP)
         for name in sorted(names):
-            if not name.endswith(".py"):
-                continue
             path = os.path.join(root, name)
+            if not _is_python(path):
+                continue
             file = os.path.relpath(path, folder)
             files += 1
             with open(path, "rb") as source:
@@ -178,8 +193,9 @@ def _lookup(use):
     except (AttributeError, ImportError) as err:
         return ".".join(done), "not provided", str(err).splitlines()[0]
     name = ".".join(done)
+    plain = name.replace("tensorflow.compat.v1", "tensorflow", 1)  # the upgrade line's
     anchor = next((DIFFERENCES[key] for key in DIFFERENCES
-                   if name == key or name.startswith(f"{key}.")), None)  # fmt: skip
+                   if plain == key or plain.startswith(f"{key}.")), None)  # fmt: skip
     return name, ("documented difference" if anchor else "provided"), anchor
 
 

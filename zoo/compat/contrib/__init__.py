@@ -27,7 +27,7 @@ import types
 
 from layers.errors import ZooError
 from zoo.compat.change import Change
-from zoo.compat.contrib.names import MODULES, NAMES, REPLACEMENTS
+from zoo.compat.contrib.names import MODULES, NAMES, PACKAGES, REPLACEMENTS
 
 __all__ = ["ALIASES", "ContribError", "ContribModule", "SOURCES", "changes", "modules"]
 
@@ -187,7 +187,7 @@ class _Root(ContribModule):
     """``tensorflow.contrib``: its modules are its names."""
 
     def _zoo_resolve(self, name):
-        if name not in MODULES:
+        if name not in MODULES | PACKAGES:
             raise self._never(f"tf.contrib.{name}", name)
         replacement = REPLACEMENTS.get(name)
         raise ContribError(

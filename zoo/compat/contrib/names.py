@@ -19,6 +19,10 @@ tensor_forest tensorboard testing tfprof timeseries tpu training util
 """.split()
 )
 
+# TF 1.15's tf.contrib packages its __init__ did not import: programs reach them by
+# path (``from tensorflow.contrib.boosted_trees.estimator_batch import estimator``).
+PACKAGES = frozenset("all_reduce boosted_trees mpi_collectives nccl".split())
+
 # The public names of each module the map provides, in TF 1.15 (its @@ lines and
 # _allowed_symbols); a module missing here (slim, tpu) has its provider's names.
 NAMES = {
@@ -217,6 +221,7 @@ REPLACEMENTS = {
     "compiler": "tf.function(jit_compile=True)",
     "graph_editor": "tf.compat.v1.graph_util, or rebuild the graph",
     "tensor_forest": "the tensorflow_decision_forests package",
+    "boosted_trees": "the tensorflow_decision_forests package",
     "linear_optimizer": "tf.compat.v1.estimator.LinearClassifier",
     "linalg": "tf.linalg",
     "tfprof": "tf.compat.v1.profiler",
