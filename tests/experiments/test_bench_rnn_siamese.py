@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from experiments.bench import precision, rnn_siamese
 from experiments.bench import speed as bench
-from experiments.harness import datasets
+from experiments.harness import datasets, record
 from layers.errors import ZooError
 from zoo.models import rnn_classifier
 from zoo.models.siamese import siamese
@@ -178,6 +178,7 @@ def test_a_run_of_the_row_times_each_part_in_a_process_of_its_own(
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(datasets, "load", lambda *a, **k: pytest.fail("TensorFlow's work"))
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "_MklMatMul")  # probed: no probe process
     monkeypatch.setattr(subprocess, "run", part_process)
     argv = ["--models", "rnn_siamese", "--data-dir", tiny_data_dir]
     bench.main([*argv, "--json", str(tmp_path / "bench.json")])
@@ -214,6 +215,7 @@ def test_a_part_of_another_row_is_refused_before_any_work(
 def test_a_failed_part_stops_the_run_naming_how_to_run_it_alone(
     tmp_path, tiny_data_dir, monkeypatch
 ):
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "_MklMatMul")  # probed: no probe process
     monkeypatch.setattr(
         subprocess, "run", lambda command, check: types.SimpleNamespace(returncode=3)
     )
