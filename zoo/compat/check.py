@@ -180,11 +180,11 @@ def scan(folder):
 
 def _lookup(use):
     """``(name, status, detail)`` of a use, looked up as TF1 code gets it."""
-    from zoo.compat.tf1_paths import _tf1_import
+    from zoo.compat.tf1_paths import tf1_import
 
     done = [use.module if use.fromlist else "tensorflow"]
     try:
-        obj = _tf1_import(use.module, fromlist=use.names[:1] if use.fromlist else ())
+        obj = tf1_import(use.module, fromlist=use.names[:1] if use.fromlist else ())
         for name in use.names:
             if not isinstance(obj, types.ModuleType):
                 break

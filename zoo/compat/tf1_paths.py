@@ -46,7 +46,7 @@ from layers.errors import ZooError
 from zoo.compat.change import ABSENT
 
 __all__ = ["MOVED", "Finder", "MetaPathChange", "TF2_MARKERS", "resolve", "tf1_builtins",
-           "tf2_uses"]  # fmt: skip
+           "tf1_import", "tf2_uses"]  # fmt: skip
 
 # TF 1.15's module paths under tensorflow.python whose TF 2.21 module changed or
 # left -> where TF1 code finds them now ("tensorflow.X": the TF1 resolution of X).
@@ -125,7 +125,7 @@ class _View(types.ModuleType):
         return getattr(self._zoo_base, name)
 
 
-def _tf1_import(name, globals=None, locals=None, fromlist=(), level=0):
+def tf1_import(name, globals=None, locals=None, fromlist=(), level=0):
     """``__import__`` of TF1 code: TensorFlow's names by :func:`resolve`, every
     other import as the real ``__import__``."""
     if level or not (name == "tensorflow" or name.startswith("tensorflow.")):
@@ -158,8 +158,8 @@ def _tf1_import(name, globals=None, locals=None, fromlist=(), level=0):
 @functools.cache
 def tf1_builtins():
     """The ``__builtins__`` of TF1 code: a copy of the builtins with
-    :func:`_tf1_import` as ``__import__``."""
-    return {**vars(builtins), "__import__": _tf1_import}
+    :func:`tf1_import` as ``__import__``."""
+    return {**vars(builtins), "__import__": tf1_import}
 
 
 _v2_disabled_by_us = []  # [True] once the first TF1 import turned v2 behaviour off
