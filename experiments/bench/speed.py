@@ -136,6 +136,9 @@ ROWS = (*CASE_MODELS, *(module.rpartition(".")[2] for module in OWN_BENCHES))
 # Rows timed part by part, each part (--part) in a process of its own: its module's
 # bench times args.part alone (experiments.bench.rnn_siamese.PARTS).
 ROW_PARTS = {"rnn_siamese": ("rnn", "rnn_bf16", "siamese")}
+# set (to the row's or part's name) in the processes in_processes starts: what the
+# whole run prints once (the CPU line) they leave to their parent
+ROW_PROCESS = "ZOO_BENCH_ROW_PROCESS"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,7 +478,7 @@ def time_rows(args):
     from zoo.training import precision  # after TensorFlow's start
 
     cpu_flags = precision.cpu_bf16_flags()
-    if not cpu_flags:
+    if not cpu_flags and ROW_PROCESS not in os.environ:
         flags_wanted = ", ".join(precision.CPU_BF16_FLAGS)
         print(f"this CPU has none of {flags_wanted}: the bfloat16 goals do not apply")
     results = {
@@ -534,7 +537,11 @@ def in_processes(argv, runs, kind="row"):
         for name, own_flags in runs.items():
             path = os.path.join(directory, f"{name}.json")
             command = [sys.executable, "-m", __spec__.name, *argv]  # this module's name
-            done = subprocess.run([*command, *own_flags, "--json", path], check=False)
+            done = subprocess.run(
+                [*command, *own_flags, "--json", path],
+                check=False,
+                env={**os.environ, ROW_PROCESS: name},
+            )
             if done.returncode:
                 raise ZooError(
                     f"bench {kind} {name}: expected exit status 0, found "
@@ -575,7 +582,9 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     run = None if args.json else rundir.run_dir(args, "bench")
     rows = [row for row in ROWS if row in args.models.split(",")]
-    print(record.describe_cpu(record.machine(probe_onednn=True)), flush=True)
+    facts = record.machine(probe_onednn=True)
+    if ROW_PROCESS not in os.environ:  # (a row's process: its parent named the CPU)
+        print(record.describe_cpu(facts), flush=True)
     if len(rows) > 1:
         results = in_processes(argv, {row: ["--models", row] for row in rows})
     elif args.part is None and rows[0] in ROW_PARTS:

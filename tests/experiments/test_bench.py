@@ -382,6 +382,8 @@ def copy_row(command, **settings):
         return real_run(command, **settings)
     with open(sys.argv[1] + "/commands", "a") as log:
         log.write(json.dumps(command) + "\\n")
+    with open(sys.argv[1] + "/row_processes", "a") as log:
+        log.write(settings["env"][speed.ROW_PROCESS] + "\\n")
     shutil.copy(f"{sys.argv[1]}/{command[-3]}.json", command[-1])
     return subprocess.CompletedProcess(command, 0)
 
@@ -438,6 +440,8 @@ def test_rows_run_in_processes_of_their_own_merged_as_one_without_tensorflow(
         ["--models", "rnn_siamese", "--json"],
     ]
     assert all(c[1:-4] == ["-m", "experiments.bench.speed", *argv] for c in commands)
+    row_processes = (tmp_path / "row_processes").read_text().split()
+    assert row_processes == ["autoencoder", "rnn_siamese"]  # each told it is a row's
     merged = json.loads(merged_path.read_text())
     assert merged["peak_rss_mib"] == 1200.0
     assert merged["peak_rss_mib_per_row"] == {"autoencoder": 900.0, "rnn_siamese": 1200.0}
@@ -455,10 +459,28 @@ def test_rows_run_in_processes_of_their_own_merged_as_one_without_tensorflow(
         assert merged[model] == every_row[model]
 
 
+@pytest.mark.parametrize("row_process", [None, "mlp"])
+def test_the_cpu_line_is_printed_once_by_the_top_process(
+    row_process, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv(record.ONEDNN_KERNEL, "MatMul")  # no probe's process
+    monkeypatch.setattr(bench, "time_rows", lambda args: {"mlp": {}})
+    if row_process:
+        monkeypatch.setenv(bench.ROW_PROCESS, row_process)
+    else:
+        monkeypatch.delenv(bench.ROW_PROCESS, raising=False)
+
+    bench.main(["--models", "mlp", "--json", str(tmp_path / "bench.json")])
+
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.startswith("CPU: ") for line in printed].count(True) == (not row_process)
+    assert printed[-1].startswith("wrote ")
+
+
 def test_a_failed_row_process_stops_the_run_naming_the_row(
     tmp_path, tiny_data_dir, monkeypatch
 ):
-    def failed(command, check):
+    def failed(command, check, env):
         return subprocess.CompletedProcess(command, 3)
 
     monkeypatch.setattr(subprocess, "run", failed)

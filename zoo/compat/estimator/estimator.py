@@ -1,10 +1,10 @@
 """``tf.estimator.Estimator`` on ``tf.compat.v1``'s MonitoredSession, hooks and Saver.
 
 Each call builds a new graph, calls the model_fn in its mode and runs it in a
-``tf.compat.v1.train.MonitoredTrainingSession`` (train: restores the latest
-checkpoint of model_dir, saves ``model.ckpt-N``, ``checkpoint``, ``graph.pbtxt``
-and events there) or ``MonitoredSession`` (evaluate, predict), with the files
-TF 1.15 wrote.
+``tf.compat.v1.train.MonitoredSession`` (train: with MonitoredTrainingSession's
+hooks, restores the latest checkpoint of model_dir, saves ``model.ckpt-N``,
+``checkpoint``, ``graph.pbtxt`` and events there), with the files TF 1.15 wrote;
+its session runs repeated fetches as cached callables (:mod:`.cached_runs`).
 
 Usage::
 
@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.compat.estimator.cached_runs import CachedRunsCreator
 from zoo.compat.estimator.export import export_lib
 from zoo.compat.estimator.mode_keys import ModeKeys
 from zoo.compat.estimator.run_config import RunConfig
@@ -265,10 +266,12 @@ class Estimator:
             if checkpoint_path:
                 check_compatible(checkpoint_path, "Estimator.predict", spec.scaffold)
             predictions = _selected(spec.predictions, predict_keys)
-            creator = v1.train.ChiefSessionCreator(
-                scaffold=spec.scaffold,
-                checkpoint_filename_with_path=checkpoint_path,
-                config=self._config.session_config,
+            creator = CachedRunsCreator(
+                v1.train.ChiefSessionCreator(
+                    scaffold=spec.scaffold,
+                    checkpoint_filename_with_path=checkpoint_path,
+                    config=self._config.session_config,
+                )
             )
             all_hooks = [*input_hooks, *spec.prediction_hooks, *(hooks or ())]
             with v1.train.MonitoredSession(creator, all_hooks) as session:
@@ -388,8 +391,9 @@ class Estimator:
         return spec
 
     def _training_session(self, spec, hooks, saving_listeners):
-        """A MonitoredTrainingSession that restores model_dir's latest checkpoint
-        (or warm-starts) and saves as TF 1.15's Estimator saved."""
+        """A MonitoredSession with MonitoredTrainingSession's hooks that restores
+        model_dir's latest checkpoint (or warm-starts) and saves as TF 1.15's
+        Estimator saved."""
         config = self._config
         latest = self.latest_checkpoint()
         if latest:
@@ -426,27 +430,40 @@ class Estimator:
                     every_n_iter=config.log_step_count_steps,
                 )
             )
-        saves = config.save_checkpoints_secs or config.save_checkpoints_steps
-        saver_hook = v1.train.CheckpointSaverHook(
-            self.model_dir,
-            save_secs=config.save_checkpoints_secs,
-            save_steps=config.save_checkpoints_steps,
+        chief_hooks = list(spec.training_chief_hooks)
+        if config.save_checkpoints_secs or config.save_checkpoints_steps:
+            chief_hooks.append(
+                v1.train.CheckpointSaverHook(
+                    self.model_dir,
+                    save_secs=config.save_checkpoints_secs,
+                    save_steps=config.save_checkpoints_steps,
+                    scaffold=spec.scaffold,
+                    listeners=saving_listeners,
+                    save_graph_def=config.checkpoint_save_graph_def,
+                )
+            )
+        # MonitoredTrainingSession's hooks, in its order, around a session whose
+        # repeated runs are cached callables (it takes no session creator)
+        if config.log_step_count_steps:
+            chief_hooks.append(
+                v1.train.StepCounterHook(
+                    output_dir=self.model_dir, every_n_steps=config.log_step_count_steps
+                )
+            )
+        if config.save_summary_steps:
+            chief_hooks.append(
+                v1.train.SummarySaverHook(
+                    scaffold=spec.scaffold,
+                    save_steps=config.save_summary_steps,
+                    output_dir=self.model_dir,
+                )
+            )
+        creator = v1.train.ChiefSessionCreator(
             scaffold=spec.scaffold,
-            listeners=saving_listeners,
-            save_graph_def=config.checkpoint_save_graph_def,
-        ) if saves else None  # fmt: skip
-        return v1.train.MonitoredTrainingSession(
-            is_chief=True,
             checkpoint_dir=self.model_dir,
-            scaffold=spec.scaffold,
-            hooks=hooks,
-            chief_only_hooks=[*spec.training_chief_hooks, *filter(None, [saver_hook])],
-            save_checkpoint_secs=None,
-            save_checkpoint_steps=None,
-            save_summaries_steps=config.save_summary_steps,
             config=config.session_config,
-            log_step_count_steps=config.log_step_count_steps,
         )
+        return v1.train.MonitoredSession(CachedRunsCreator(creator), [*chief_hooks, *hooks])
 
     def _stop_hooks(self, steps, max_steps):
         if steps is None and max_steps is None:
@@ -492,10 +509,12 @@ class _Evaluation:
     def run(self, checkpoint_path, scaffold, eval_dir):
         """Evaluates ``checkpoint_path`` (or what ``scaffold`` initializes), writes
         the metrics as events in ``eval_dir``, returns them as a dict."""
-        creator = v1.train.ChiefSessionCreator(
-            scaffold=scaffold or self.spec.scaffold,
-            checkpoint_filename_with_path=checkpoint_path,
-            config=self._session_config,
+        creator = CachedRunsCreator(
+            v1.train.ChiefSessionCreator(
+                scaffold=scaffold or self.spec.scaffold,
+                checkpoint_filename_with_path=checkpoint_path,
+                config=self._session_config,
+            )
         )
         with v1.train.MonitoredSession(creator, self._hooks) as session:
             while not session.should_stop():
