@@ -163,9 +163,10 @@ def test_a_run_of_the_row_times_each_part_in_a_process_of_its_own(
 ):
     commands = []
 
-    def part_process(command, check):
+    def part_process(command, check, env):
         commands.append(command)
         part = command[command.index("--part") + 1]
+        assert env[bench.ROW_PROCESS] == part  # it leaves the CPU line to its parent
         model = rnn_siamese.PARTS[part][0]
         results = {
             "settings": {"part": part},
@@ -217,7 +218,7 @@ def test_a_failed_part_stops_the_run_naming_how_to_run_it_alone(
 ):
     monkeypatch.setenv(record.ONEDNN_KERNEL, "_MklMatMul")  # probed: no probe process
     monkeypatch.setattr(
-        subprocess, "run", lambda command, check: types.SimpleNamespace(returncode=3)
+        subprocess, "run", lambda command, check, env: types.SimpleNamespace(returncode=3)
     )
     argv = ["--models", "rnn_siamese", "--data-dir", tiny_data_dir]
     message = (
