@@ -17,9 +17,13 @@ every graph ``train()`` builds, and of its ``graph.pbtxt``).
   (``--steps-per-run``) and our opt-in ``loop_on_cpu=True``, K steps per run
   through :func:`zoo.training.repeat_updates`.
 
-A train() call builds its graph and session first; each contender is timed from the
-end of its first run to the end of its last (``train``'s set-up excluded, reported
-apart as ``estimator_setup_s``), in interleaved rounds, fastest round reported. Goal:
+A train() call builds its graph and a new session first, whose first runs are slower
+(about 50 steps of 5 ms where the session loop's take 4.2 on the Xeon of
+docs/benchmark.md: a new session's kernels and input pipeline warming up, paid once
+per call); each contender is timed at its steady pace, as the session loops are after
+their warm-up: a train() call from the end of its ``--warmup``-th step to the end of its
+last (its set-up and warm-up reported apart as ``estimator_setup_s``), in interleaved
+rounds, fastest round reported. Goal:
 ``ratio_estimator`` (estimator / session_loop) >= 0.95; ``ratio_estimator_loss``
 (estimator / session_loop_loss) leaves out what fetching the loss costs.
 
@@ -66,16 +70,21 @@ def input_fn(images, labels):
 
 
 class _Clock(v1.train.SessionRunHook):
-    """Times a train() call from the end of its first run to the end of its last:
-    ``first`` and ``last`` hold (wall, this process's CPU) seconds."""
+    """Times a train() call from the end of its ``untimed``-th run to the end of its
+    last: ``first`` and ``last`` hold (wall, this process's CPU) seconds, ``runs`` the
+    runs between them."""
+
+    def __init__(self, untimed):
+        self._untimed = untimed
 
     def begin(self):
-        self.runs, self.first, self.last = 0, None, None
+        self.runs, self.first, self.last = -self._untimed, None, None
 
     def after_run(self, run_context, run_values):
         self.runs += 1
         self.last = time.perf_counter(), time.process_time()
-        self.first = self.first or self.last
+        if self.runs == 0:
+            self.first = self.last
 
 
 def session_loop(images, labels, fetch_loss=False):
@@ -100,10 +109,11 @@ def session_loop(images, labels, fetch_loss=False):
     return run
 
 
-def estimator_run(images, labels, steps_per_run, setups):
+def estimator_run(images, labels, steps_per_run, setups, warmup):
     """``run(steps) -> (wall, CPU) seconds`` of Estimator.train (TPUEstimator with
-    ``iterations_per_loop=steps_per_run`` when above 1); appends each call's set-up
-    time to ``setups``."""
+    ``iterations_per_loop=steps_per_run`` when above 1), each call's first ``warmup``
+    steps (at least one run) untimed; appends each call's set-up and warm-up time to
+    ``setups``."""
     model_dir = tempfile.mkdtemp(prefix="bench_estimator_")
     settings = {"model_dir": model_dir, "save_checkpoints_secs": 3600}
     if steps_per_run > 1:
@@ -117,13 +127,14 @@ def estimator_run(images, labels, steps_per_run, setups):
         config = v1.estimator.RunConfig(**settings)
         estimator = v1.estimator.Estimator(model_fn, config=config)
     train_fn = input_fn(images, labels)
+    untimed = max(1, -(-warmup // steps_per_run))
 
     def run(steps):
-        clock = _Clock()
+        clock = _Clock(untimed)
         called = time.perf_counter()
-        estimator.train(train_fn, steps=steps + steps_per_run, hooks=[clock])
+        estimator.train(train_fn, steps=steps + untimed * steps_per_run, hooks=[clock])
         setups.append(clock.first[0] - called)
-        share = steps / ((clock.runs - 1) * steps_per_run)
+        share = steps / (clock.runs * steps_per_run)
         return tuple((b - a) * share for a, b in zip(clock.first, clock.last, strict=True))
 
     return run
@@ -151,8 +162,8 @@ def bench(train, args, timed=None, ratios=None):
         runs = {
             "session_loop": session_loop(images, labels),
             "session_loop_loss": session_loop(images, labels, fetch_loss=True),
-            "estimator": estimator_run(images, labels, 1, setups),
-            "tpu_estimator": estimator_run(images, labels, k, setups),
+            "estimator": estimator_run(images, labels, 1, setups, args.warmup),
+            "tpu_estimator": estimator_run(images, labels, k, setups, args.warmup),
         }
         per_round = max(k, args.steps // args.rounds // k * k)
         for run in runs.values():

@@ -32,3 +32,15 @@ def test_the_row_times_the_session_loops_estimator_and_tpu_estimator():
         speeds["tpu_estimator"] / speeds["estimator"]
     )
     assert (row["batch_size"], row["steps_per_run"]) == (100, 2)
+
+
+def test_the_clock_starts_after_the_untimed_runs():
+    clock = estimator._Clock(untimed=3)
+    clock.begin()
+    for _ in range(3):
+        clock.after_run(None, None)
+    assert (clock.runs, clock.first) == (0, clock.last)  # the warm-up's end
+    started = clock.first
+    for _ in range(5):
+        clock.after_run(None, None)
+    assert clock.runs == 5 and clock.first == started and clock.last > started
