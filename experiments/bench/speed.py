@@ -582,9 +582,8 @@ def main(argv=None):
     args = flags.parse_args(build_parser(), argv)
     run = None if args.json else rundir.run_dir(args, "bench")
     rows = [row for row in ROWS if row in args.models.split(",")]
-    facts = record.machine(probe_onednn=True)
     if ROW_PROCESS not in os.environ:  # (a row's process: its parent named the CPU)
-        print(record.describe_cpu(facts), flush=True)
+        print(record.describe_cpu(record.machine(probe_onednn=True)), flush=True)
     if len(rows) > 1:
         results = in_processes(argv, {row: ["--models", row] for row in rows})
     elif args.part is None and rows[0] in ROW_PARTS:

@@ -77,18 +77,18 @@ def cache_runs(session):
 
 
 def _structure(fetches):
-    """A hashable key of ``fetches``: their containers' types and their leaves'
-    identities (names by value); None where a leaf is not a graph element or name."""
+    """A hashable key of ``fetches``: their containers' types and keys and their
+    leaves' identities (names by value); None where a leaf is not a graph element or
+    name."""
     if isinstance(fetches, _GRAPH_ELEMENTS):
         return id(fetches)
     if isinstance(fetches, str):
         return fetches
     if isinstance(fetches, dict):
-        items = [(key, _structure(value)) for key, value in fetches.items()]
-        if any(value is None for _, value in items):
-            return None
-        return (type(fetches), *items)
-    if isinstance(fetches, (list, tuple)):
-        leaves = [_structure(value) for value in fetches]
-        return None if None in leaves else (type(fetches), *leaves)
-    return None
+        keys, values = tuple(fetches), fetches.values()
+    elif isinstance(fetches, (list, tuple)):
+        keys, values = (), fetches
+    else:
+        return None
+    leaves = [_structure(value) for value in values]
+    return None if None in leaves else (type(fetches), keys, *leaves)

@@ -266,15 +266,13 @@ class Estimator:
             if checkpoint_path:
                 check_compatible(checkpoint_path, "Estimator.predict", spec.scaffold)
             predictions = _selected(spec.predictions, predict_keys)
-            creator = CachedRunsCreator(
-                v1.train.ChiefSessionCreator(
-                    scaffold=spec.scaffold,
-                    checkpoint_filename_with_path=checkpoint_path,
-                    config=self._config.session_config,
-                )
-            )
             all_hooks = [*input_hooks, *spec.prediction_hooks, *(hooks or ())]
-            with v1.train.MonitoredSession(creator, all_hooks) as session:
+            with _monitored_session(
+                all_hooks,
+                scaffold=spec.scaffold,
+                checkpoint_filename_with_path=checkpoint_path,
+                config=self._config.session_config,
+            ) as session:
                 while not session.should_stop():
                     batch = session.run(predictions)
                     if not yield_single_examples:
@@ -430,6 +428,8 @@ class Estimator:
                     every_n_iter=config.log_step_count_steps,
                 )
             )
+        # MonitoredTrainingSession's chief hooks, in its order (it takes no session
+        # creator, so the session is built here)
         chief_hooks = list(spec.training_chief_hooks)
         if config.save_checkpoints_secs or config.save_checkpoints_steps:
             chief_hooks.append(
@@ -442,8 +442,6 @@ class Estimator:
                     save_graph_def=config.checkpoint_save_graph_def,
                 )
             )
-        # MonitoredTrainingSession's hooks, in its order, around a session whose
-        # repeated runs are cached callables (it takes no session creator)
         if config.log_step_count_steps:
             chief_hooks.append(
                 v1.train.StepCounterHook(
@@ -458,17 +456,25 @@ class Estimator:
                     output_dir=self.model_dir,
                 )
             )
-        creator = v1.train.ChiefSessionCreator(
+        return _monitored_session(
+            [*chief_hooks, *hooks],
             scaffold=spec.scaffold,
             checkpoint_dir=self.model_dir,
             config=config.session_config,
         )
-        return v1.train.MonitoredSession(CachedRunsCreator(creator), [*chief_hooks, *hooks])
 
     def _stop_hooks(self, steps, max_steps):
         if steps is None and max_steps is None:
             return []
         return [v1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)]
+
+
+def _monitored_session(hooks, **settings):
+    """A ``MonitoredSession`` with ``hooks`` around a ``ChiefSessionCreator(**settings)``
+    session whose repeated runs are cached callables (:mod:`.cached_runs`): the one
+    session every Estimator call runs in."""
+    creator = CachedRunsCreator(v1.train.ChiefSessionCreator(**settings))
+    return v1.train.MonitoredSession(creator, hooks)
 
 
 @contextlib.contextmanager
@@ -509,14 +515,12 @@ class _Evaluation:
     def run(self, checkpoint_path, scaffold, eval_dir):
         """Evaluates ``checkpoint_path`` (or what ``scaffold`` initializes), writes
         the metrics as events in ``eval_dir``, returns them as a dict."""
-        creator = CachedRunsCreator(
-            v1.train.ChiefSessionCreator(
-                scaffold=scaffold or self.spec.scaffold,
-                checkpoint_filename_with_path=checkpoint_path,
-                config=self._session_config,
-            )
-        )
-        with v1.train.MonitoredSession(creator, self._hooks) as session:
+        with _monitored_session(
+            self._hooks,
+            scaffold=scaffold or self.spec.scaffold,
+            checkpoint_filename_with_path=checkpoint_path,
+            config=self._session_config,
+        ) as session:
             while not session.should_stop():
                 session.run(self._update_op)
         results = dict(self._final.final_ops_values)
