@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 import zoo.compat
+from layers.errors import ZooError
 from tests.zoo import estimator_model as m
 from zoo.compat.estimator import cached_runs
 
@@ -103,6 +104,22 @@ def test_errors_are_session_runs(graph_session, fetches, error):
             session.run(wrong)
         messages.append(str(raised.value))
     assert messages[0] == messages[1]
+
+
+def test_what_is_not_a_session_or_creator_is_refused_by_name():
+    with pytest.raises(
+        ZooError,
+        match=r"^cache_runs: expected a tf.compat.v1.Session, found str; "
+        r"pass the session a SessionCreator makes \(for a MonitoredSession, wrap its "
+        r"creator in CachedRunsCreator\)$",
+    ):
+        cached_runs.cache_runs("session")
+    with pytest.raises(
+        ZooError,
+        match=r"^CachedRunsCreator: expected a tf.compat.v1.train.SessionCreator, found "
+        r"function; pass e.g. ChiefSessionCreator\(...\)$",
+    ):
+        cached_runs.CachedRunsCreator(lambda: None)  # a factory, not a creator
 
 
 class _SessionRuns(v1.train.SessionRunHook):

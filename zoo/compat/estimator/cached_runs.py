@@ -21,6 +21,8 @@ Usage::
 
 import tensorflow as tf
 
+from layers.errors import ZooError
+
 v1 = tf.compat.v1
 
 #: Distinct fetch structures a session keeps callables for; runs of others go
@@ -36,9 +38,17 @@ class CachedRunsCreator(v1.train.SessionCreator):
     Args:
         creator: the ``SessionCreator`` that makes and restores the session
             (``ChiefSessionCreator``, ``WorkerSessionCreator``, ...).
+
+    Raises:
+        ZooError: ``creator`` is not a ``SessionCreator``.
     """
 
     def __init__(self, creator):
+        if not isinstance(creator, v1.train.SessionCreator):
+            raise ZooError(
+                f"CachedRunsCreator: expected a tf.compat.v1.train.SessionCreator, found "
+                f"{type(creator).__name__}; pass e.g. ChiefSessionCreator(...)"
+            )
         self._creator = creator
 
     def create_session(self):
@@ -57,7 +67,16 @@ def cache_runs(session):
 
     Returns:
         The same session.
+
+    Raises:
+        ZooError: ``session`` is not a ``tf.compat.v1.Session``.
     """
+    if not isinstance(session, v1.Session):
+        raise ZooError(
+            f"cache_runs: expected a tf.compat.v1.Session, found "
+            f"{type(session).__name__}; pass the session a SessionCreator makes (for a "
+            "MonitoredSession, wrap its creator in CachedRunsCreator)"
+        )
     run, callables = session.run, {}
 
     def cached_run(fetches, feed_dict=None, options=None, run_metadata=None):
