@@ -7,7 +7,10 @@ sides alternating, ``--repeats`` runs each, the best kept. Parts:
 
 * ``fit``: ``model.fit`` on numpy arrays in graph mode, timed from batch ends;
 * ``estimator``: the same model called in an Estimator ``model_fn``, timed from
-  session-run ends (ours: :mod:`zoo.compat.estimator`; TF 2.15: tensorflow-estimator).
+  session-run ends (ours: :mod:`zoo.compat.estimator`; TF 2.15: tensorflow-estimator);
+* ``session``: the same MLP on ``get_variable`` in a plain session loop fed numpy
+  batches (``session.run([train, loss], feed_dict)``, ours: :mod:`zoo.compat.session`),
+  the runtime both parts above stand on.
 
 Each part's row has ``steps_per_second`` (wall clock) and ``steps_per_cpu_second``
 (per second of the process's CPU time, steadier on a shared machine) per side and

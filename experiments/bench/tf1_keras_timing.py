@@ -1,6 +1,7 @@
 """The timed program of ``experiments.bench.tf1_keras``: a ``tf.keras`` MLP
 (784-256-256-10, Adam, batch 100) trained by a TF1 program, with ``fit`` in graph
-mode and as a Keras model inside an Estimator ``model_fn``. It imports only numpy
+mode and as a Keras model inside an Estimator ``model_fn``, and the same MLP on
+``get_variable`` in a plain session loop fed numpy batches. It imports only numpy
 and TensorFlow, so TensorFlow 2.15 runs it as it is; ``--zoo`` runs it under
 ``zoo.compat.install()`` (TensorFlow 2.21, tf_keras):
 
@@ -70,6 +71,31 @@ def fit(steps):
         return rates(clock.ends, len(clock.ends) - WARMUP)
 
 
+def session_loop(steps):
+    """``session.run([train, loss], feed_dict)`` of the MLP on ``get_variable`` and
+    ``tf.matmul``, as TF1 tutorials train: WARMUP + ``steps`` steps."""
+    x, y = data()
+    with tf.Graph().as_default():
+        images = tf.placeholder(tf.float32, [None, WIDTH])
+        labels = tf.placeholder(tf.int32, [None])
+        hidden = images
+        for i, width in enumerate([HIDDEN, HIDDEN, CLASSES]):
+            weights = tf.get_variable(f"w{i}", [hidden.shape[1], width])
+            bias = tf.get_variable(f"b{i}", [width], initializer=tf.zeros_initializer())
+            hidden = tf.matmul(hidden, weights) + bias
+            hidden = tf.nn.relu(hidden) if width == HIDDEN else hidden
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, hidden)
+        train = tf.train.AdamOptimizer(0.001).minimize(loss)
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            ends = []
+            for step in range(WARMUP + steps):
+                batch = slice(step % BATCHES * BATCH, (step % BATCHES + 1) * BATCH)
+                session.run([train, loss], {images: x[batch], labels: y[batch]})
+                ends.append(now())
+            return rates(ends, steps)
+
+
 class _Runs(tf.train.SessionRunHook):
     def __init__(self):
         self.ends = []
@@ -103,4 +129,5 @@ if __name__ == "__main__":  # a timed program, not an experiment: no main()
     tf.disable_v2_behavior()
     tf.logging.set_verbosity(tf.logging.ERROR)
     steps = int(sys.argv[-1])
-    print(json.dumps({"fit": fit(steps), "estimator": estimator(steps)}))
+    print(json.dumps({"fit": fit(steps), "estimator": estimator(steps),
+                      "session": session_loop(steps)}))  # fmt: skip
