@@ -161,8 +161,9 @@ def test_traces_fetched_feeds_and_unkeyed_runs_go_through_session_run(graph_sess
     for _ in range(2):
         cached.run(p["update"], options=options, run_metadata=metadata)
     assert metadata.step_stats.dev_stats  # the trace Session.run records
-    for _ in range(2):  # a fed fetch is its fed value
+    for _ in range(2):  # a fed fetch is its fed value; nothing fetched, nothing run
         assert cached.run([p["fed"], p["tripled"]], {p["fed"]: 2.0}) == [2.0, 6.0]
+        assert cached.run([]) == plain.run([]) and cached.run({}) == plain.run({})
     assert made == []
 
 

@@ -18,7 +18,8 @@ tensors and their names, fed values other than numpy arrays and numbers (lists,
 strings, ``TensorHandle``s) or ones ``Session.run`` would convert other than by a
 cast or refuse, fetches other than tensors, operations, variables and names in
 lists, tuples and dicts (a ``SparseTensor``...), fetches that are also fed, a closed
-session, and more than :data:`MAX_CALLABLES` distinct runs in one session.
+session, runs that fetch nothing, and more than :data:`MAX_CALLABLES` distinct runs
+in one session.
 
 Under :func:`zoo.compat.install` every session runs so (``BaseSession.run``, the
 class ``tf.compat.v1.Session`` and ``InteractiveSession`` inherit ``run`` from);
@@ -212,9 +213,9 @@ class _Step:
         except (TypeError, ValueError):  # a fetch Session.run reads otherwise
             return _UNCACHED
         fetched = list(dict.fromkeys(leaf for leaf in leaves if isinstance(leaf, tf.Tensor)))
-        if fed_names & {tensor.name for tensor in fetched}:
-            return _UNCACHED  # a fed fetch is its fed value, not a run's
         targets = dict.fromkeys(leaf for leaf in leaves if isinstance(leaf, tf.Operation))
+        if fed_names & {tensor.name for tensor in fetched} or not (fetched or targets):
+            return _UNCACHED  # a fed fetch is its fed value; nothing to fetch, no run
         options = CallableOptions(
             feed=[tensor.name for tensor in fed],
             fetch=[tensor.name for tensor in fetched],
