@@ -7,12 +7,13 @@ reads them anew at each call: it walks the fetches' structure, looks each fetch 
 feed key up in the graph and checks each fed value. That is 0.15-0.2 ms of Python a
 run with two feeds and two fetches on a 2-core CPU, 10-20 % of a small model's step
 (docs/benchmark.md). So a session keeps, for each distinct fetch structure and feed
-keys that ``Session.run`` ran without error once, a callable (TensorFlow's
+keys that ``Session.run`` ran without error twice, a callable (TensorFlow's
 ``Session::MakeCallable``, the one tf_keras' graph functions run), and later runs
 of them go through it: the same kernels, the same results, the same errors (both
 formatted by the session's ``_do_call``).
 
-Still through ``Session.run``: the first run of each fetch structure and feed keys,
+Still through ``Session.run``: the first two runs of each fetch structure and feed
+keys (a run made once, as a program's set-up makes many, gets no callable),
 runs with ``RunOptions`` that ask for something (a trace), feed keys other than
 tensors and their names, fed values other than numpy arrays and numbers (lists,
 strings, ``TensorHandle``s) or ones ``Session.run`` would convert other than by a
@@ -50,9 +51,13 @@ v1 = tf.compat.v1
 #: Distinct fetch structures and feed keys a session keeps callables for; runs of
 #: others go through ``Session.run``.
 MAX_CALLABLES = 32
+#: Runs a session remembers having run once (a callable is made at the second).
+MAX_SEEN = 1024
 
 _GRAPH_ELEMENTS = (tf.Tensor, tf.Operation, tf.Variable)
-_RUNS = "_zoo_cached_runs"  # the session's attribute: {key: _Step or _UNCACHED}
+_RUNS = (
+    "_zoo_cached_runs"  # the session's attribute: ({key: _Step or _UNCACHED}, seen keys)
+)
 _UNCACHED = object()  # a run Session.run ran whose fetches or feeds no callable takes
 _ORIGINAL = {}  # wrapper -> the Session.run it wraps
 
@@ -121,17 +126,23 @@ def with_cached_runs(run):
     def cached_run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if (options is not None and options.ByteSize()) or self._closed:
             return run(self, fetches, feed_dict, options, run_metadata)
-        runs = self.__dict__.setdefault(_RUNS, {})
+        steps, seen = self.__dict__.get(_RUNS) or self.__dict__.setdefault(
+            _RUNS, ({}, set())
+        )
         key = _structure(fetches), _feed_keys(feed_dict)
-        step = runs.get(key) if None not in key else _UNCACHED
+        step = steps.get(key) if None not in key else _UNCACHED
         values = step.values(feed_dict) if isinstance(step, _Step) else None
-        if values is None:
-            result = run(self, fetches, feed_dict, options, run_metadata)
-            if step is None and len(runs) < MAX_CALLABLES:
-                # (the step keeps the fetches and feed keys whose ids are in its key)
-                runs[key] = _Step.make(self, fetches, feed_dict)
-            return result
-        return step.run(self, values, run_metadata)
+        if values is not None:
+            return step.run(self, values, run_metadata)
+        result = run(self, fetches, feed_dict, options, run_metadata)
+        if step is None and key in seen and len(steps) < MAX_CALLABLES:
+            # (the step keeps the fetches and feed keys whose ids are in its key)
+            steps[key] = _Step.make(self, fetches, feed_dict)
+        elif step is None:
+            if len(seen) >= MAX_SEEN:
+                seen.clear()
+            seen.add(key)
+        return result
 
     _ORIGINAL[cached_run] = run
     return cached_run
@@ -204,25 +215,27 @@ class _Step:
     def make(cls, session, fetches, feed_dict):
         """The step of a run ``Session.run`` ran, or ``_UNCACHED`` if no callable takes
         its fetches or feeds."""
-        graph = session.graph
-        fed = [graph.as_graph_element(key, allow_operation=False) for key in feed_dict or ()]
-        fed_names = {tensor.name for tensor in fed}
-        leaves = []
+        graph, leaves = session.graph, []
         try:
+            fed = [
+                graph.as_graph_element(key, allow_operation=False)
+                for key in feed_dict or ()
+            ]
             build = _builder(fetches, graph, leaves)
-        except (TypeError, ValueError):  # a fetch Session.run reads otherwise
+        except (TypeError, ValueError):  # a fetch or feed Session.run reads otherwise
             return _UNCACHED
-        fetched = list(dict.fromkeys(leaf for leaf in leaves if isinstance(leaf, tf.Tensor)))
-        targets = dict.fromkeys(leaf for leaf in leaves if isinstance(leaf, tf.Operation))
-        if fed_names & {tensor.name for tensor in fetched} or not (fetched or targets):
-            return _UNCACHED  # a fed fetch is its fed value; nothing to fetch, no run
-        options = CallableOptions(
-            feed=[tensor.name for tensor in fed],
-            fetch=[tensor.name for tensor in fetched],
-            target=[op.name for op in targets],
+        fetched = list(dict.fromkeys(t.name for t in leaves if isinstance(t, tf.Tensor)))
+        targets = list(
+            dict.fromkeys(op.name for op in leaves if isinstance(op, tf.Operation))
         )
-        index = {tensor: i for i, tensor in enumerate(fetched)}
-        call = session._make_callable_from_options(options)
+        if {tensor.name for tensor in fed} & set(fetched) or not (fetched or targets):
+            return _UNCACHED  # a fed fetch is its fed value; nothing to fetch, no run
+        options = CallableOptions(feed=[t.name for t in fed], fetch=fetched, target=targets)
+        try:
+            call = session._make_callable_from_options(options)
+        except tf.errors.OpError:  # one TensorFlow does not make: Session.run goes on
+            return _UNCACHED
+        index = {name: i for i, name in enumerate(fetched)}
         feeds = [(tensor.dtype.as_numpy_dtype, _dims(tensor)) for tensor in fed]
         kept = fetches, tuple(feed_dict or ())
         return cls(call, lambda values: build(values, index), feeds, kept)
@@ -233,7 +246,7 @@ class _Step:
         if not feed_dict:
             return ()
         values = []
-        for value, (dtype, dims) in zip(feed_dict.values(), self.feeds):
+        for value, (dtype, dims) in zip(feed_dict.values(), self.feeds, strict=True):
             array = _as_array(value, dtype)
             if array is None or not _fits(array.shape, dims):
                 return None
@@ -261,7 +274,7 @@ def _builder(fetches, graph, leaves):
         leaves.append(leaf)
         if isinstance(leaf, tf.Operation):
             return lambda values, index: None
-        return lambda values, index: values[index[leaf]]
+        return lambda values, index: values[index[leaf.name]]
     if isinstance(fetches, dict):
         parts = {key: _builder(value, graph, leaves) for key, value in fetches.items()}
         return functools.partial(_build_dict, fetches, parts)
@@ -292,7 +305,9 @@ def _fits(shape, dims):
     ``TensorShape.is_compatible_with`` says."""
     if dims is None:
         return True
-    return len(shape) == len(dims) and all(d is None or d == n for d, n in zip(dims, shape))
+    if len(shape) != len(dims):
+        return False
+    return all(d is None or d == n for d, n in zip(dims, shape, strict=True))
 
 
 def _as_array(value, dtype):

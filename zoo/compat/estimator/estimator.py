@@ -29,11 +29,11 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
-from zoo.compat.session import CachedRunsCreator
 from zoo.compat.estimator.export import export_lib
 from zoo.compat.estimator.mode_keys import ModeKeys
 from zoo.compat.estimator.run_config import RunConfig
 from zoo.compat.estimator.warm_starting import WarmStartSettings, warm_start
+from zoo.compat.session import CachedRunsCreator
 
 v1 = tf.compat.v1
 
