@@ -312,7 +312,8 @@ def _fits(shape, dims):
 
 def _as_array(value, dtype):
     """``value`` as ``Session.run`` feeds it to a tensor of numpy ``dtype`` (a cast of a
-    numpy array or number), or None for anything else, and for an int it refuses."""
+    numpy array or number); None for other values and for an int the dtype cannot
+    hold (``Session.run`` converts or refuses those itself)."""
     if type(value) is np.ndarray and value.dtype == dtype:
         return value
     if not isinstance(value, (np.ndarray, np.generic, int, float)):
