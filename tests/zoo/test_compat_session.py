@@ -20,11 +20,24 @@ v1 = tf.compat.v1
 Pair = collections.namedtuple("Pair", "step loss")
 
 
+def counting(made):
+    """``_Step.make`` that appends each step it keeps to ``made``."""
+    make = session_lib._Step.make
+
+    def counted(*args):
+        step = make(*args)
+        if isinstance(step, session_lib._Step):
+            made.append(step)
+        return step
+
+    return counted
+
+
 @pytest.fixture
-def graph_session():
+def graph_session(monkeypatch):
     """A graph with a counter (its update op, ``2 * counter``, ``3 * fed``, a float
     placeholder of shape [None, 2] and ``fed_int`` an int32) and two sessions of it:
-    one plain, one with cached runs that notes the callables it makes."""
+    one plain, one with cached runs, and the runs kept (``_Step.make``'s calls)."""
     graph = tf.Graph()
     with graph.as_default():
         counter = v1.get_variable("counter", [], initializer=v1.zeros_initializer())
@@ -42,10 +55,7 @@ def graph_session():
         for session in (plain, cached):
             session.run(v1.global_variables_initializer())
     made = []
-    make = cached._make_callable_from_options
-    cached._make_callable_from_options = lambda options: (
-        made.append(options) or make(options)
-    )
+    monkeypatch.setattr(session_lib._Step, "make", counting(made))
     session_lib.cache_runs(cached)
     with tf.Graph().as_default():
         parts["elsewhere"] = tf.constant(1.0)
@@ -59,8 +69,12 @@ def same(found, expected):
 
 
 def test_the_private_session_names_it_uses_are_there():
-    session = v1.Session(graph=tf.Graph())
-    assert callable(session._make_callable_from_options) and callable(session._do_call)
+    graph = tf.Graph()
+    with graph.as_default():
+        tensor = tf.constant(1.0)
+    session = v1.Session(graph=graph)
+    assert callable(session._call_tf_sessionrun) and callable(session._do_call)
+    assert tensor._as_tf_output() is not None and tensor.op._c_op is not None
     assert session._closed is False
     session.close()
     assert session._closed is True
@@ -233,10 +247,10 @@ def test_a_closed_session_says_so(graph_session):
         cached.run(p["double"])
 
 
-def mlp_weights(steps):
-    """The weights of a TF1 MLP after ``steps`` Adam steps on fed batches, and the
-    number of callables its session made."""
-    made = []
+def mlp_weights(steps, made):
+    """The weights of a TF1 MLP after ``steps`` Adam steps on fed batches, and how many
+    runs its session kept (``made`` grows by one a run kept)."""
+    before = len(made)
     with tf.Graph().as_default():
         v1.set_random_seed(1)
         x, y = v1.placeholder(tf.float32, [None, 4]), v1.placeholder(tf.int32, [None])
@@ -245,25 +259,24 @@ def mlp_weights(steps):
         loss = v1.losses.sparse_softmax_cross_entropy(y, logits)
         train = v1.train.AdamOptimizer(0.01).minimize(loss)
         with v1.Session() as session:
-            make = session._make_callable_from_options
-            session._make_callable_from_options = lambda o: made.append(o) or make(o)
             session.run(v1.global_variables_initializer())
             data_x, data_y = m.data(64)
             for step in range(steps):
                 batch = slice(step % 4 * 16, step % 4 * 16 + 16)
                 session.run([train, loss], {x: data_x[batch], y: data_y[batch]})
-            return session.run(v1.trainable_variables()), len(made)
+            return session.run(v1.trainable_variables()), len(made) - before
 
 
-def test_install_caches_every_sessions_runs_and_uninstall_puts_run_back():
+def test_install_caches_every_sessions_runs_and_uninstall_puts_run_back(monkeypatch):
     zoo.compat.uninstall()
-    run = v1.Session.run
-    plain, made_plain = mlp_weights(20)
+    run, kept = v1.Session.run, []
+    monkeypatch.setattr(session_lib._Step, "make", counting(kept))
+    plain, made_plain = mlp_weights(20, kept)
     changed = zoo.compat.install()
     try:
         assert "tensorflow.python.client.session.BaseSession.run" in changed
         assert v1.Session.run is v1.InteractiveSession.run is not run
-        cached, made = mlp_weights(20)
+        cached, made = mlp_weights(20, kept)
     finally:
         zoo.compat.uninstall()
     assert v1.Session.run is run and made_plain == 0

@@ -1,5 +1,5 @@
 """What :func:`zoo.compat.install` changes in ``tf.compat.v1.Session``: repeated runs
-through cached callables.
+read once.
 
 A TF1 program runs the same fetches with the same feed keys at every step
 (``session.run([train_op, loss], {x: batch_x, y: batch_y})``), and ``Session.run``
@@ -7,26 +7,28 @@ reads them anew at each call: it walks the fetches' structure, looks each fetch 
 feed key up in the graph and checks each fed value. That is 0.15-0.2 ms of Python a
 run with two feeds and two fetches on a 2-core CPU, 10-20 % of a small model's step
 (docs/benchmark.md). So a session keeps, for each distinct fetch structure and feed
-keys that ``Session.run`` ran without error twice, a callable (TensorFlow's
-``Session::MakeCallable``, the one tf_keras' graph functions run), and later runs
-of them go through it: the same kernels, the same results, the same errors (both
-formatted by the session's ``_do_call``).
+keys that ``Session.run`` ran without error twice, what it read (the graph's outputs
+and operations, the fed tensors' dtypes and shapes), and later runs of them go
+straight to the runtime call ``Session.run`` ends in: the same kernels, the same
+results, the same errors (formatted by the session's ``_do_call``).
 
 Still through ``Session.run``: the first two runs of each fetch structure and feed
-keys (a run made once, as a program's set-up makes many, gets no callable),
-runs with ``RunOptions`` that ask for something (a trace), feed keys other than
-tensors and their names, fed values other than numpy arrays and numbers (lists,
-strings, ``TensorHandle``s) or ones ``Session.run`` would convert other than by a
-cast or refuse, fetches other than tensors, operations, variables and names in
-lists, tuples and dicts (a ``SparseTensor``...), fetches that are also fed, a closed
-session, runs that fetch nothing, and more than :data:`MAX_CALLABLES` distinct runs
-in one session.
+keys (a run made once, as a program's set-up makes many, is not kept), runs with
+``RunOptions`` that ask for something (a trace), feed keys other than tensors and
+their names, fed values other than numpy arrays and numbers (lists, strings,
+``TensorHandle``s) or ones ``Session.run`` would convert other than by a cast or
+refuse, fetches other than tensors, operations, variables and names in lists, tuples
+and dicts (a ``SparseTensor``...), fetches that are also fed, a closed session, runs
+that fetch nothing, and more than :data:`MAX_CALLABLES` distinct runs in one session.
+A ``RunMetadata`` passed without ``RunOptions`` is left as it is (``Session.run``
+records nothing in it then, unless the session's config builds cost models).
 
 Under :func:`zoo.compat.install` every session runs so (``BaseSession.run``, the
 class ``tf.compat.v1.Session`` and ``InteractiveSession`` inherit ``run`` from);
 :class:`CachedRunsCreator` gives one ``MonitoredSession`` the same without it (the
-Estimator's). Private names touched: ``BaseSession._make_callable_from_options``,
-``_do_call`` and ``_closed`` (tests/zoo/test_compat_session.py names them).
+Estimator's). Private names touched: ``BaseSession._call_tf_sessionrun``, ``_do_call``
+and ``_closed``, ``Tensor._as_tf_output`` and ``Operation._c_op`` (what ``Session.run``
+itself hands the runtime; tests/zoo/test_compat_session.py names them).
 
 Usage::
 
@@ -41,24 +43,23 @@ import types
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.protobuf.config_pb2 import CallableOptions
 
 from layers.errors import ZooError
 from zoo.compat.change import Change
 
 v1 = tf.compat.v1
 
-#: Distinct fetch structures and feed keys a session keeps callables for; runs of
-#: others go through ``Session.run``.
+#: Distinct fetch structures and feed keys a session keeps; runs of others go
+#: through ``Session.run``.
 MAX_CALLABLES = 32
-#: Runs a session remembers having run once (a callable is made at the second).
+#: Runs a session remembers having run once (one is kept at its second run).
 MAX_SEEN = 1024
 
 _GRAPH_ELEMENTS = (tf.Tensor, tf.Operation, tf.Variable)
 _RUNS = (
     "_zoo_cached_runs"  # the session's attribute: ({key: _Step or _UNCACHED}, seen keys)
 )
-_UNCACHED = object()  # a run Session.run ran whose fetches or feeds no callable takes
+_UNCACHED = object()  # a run whose fetches or feeds Session.run reads otherwise
 _ORIGINAL = {}  # wrapper -> the Session.run it wraps
 
 
@@ -87,7 +88,7 @@ class CachedRunsCreator(v1.train.SessionCreator):
 
 
 def cache_runs(session):
-    """Makes ``session.run`` run cached callables for runs it has seen.
+    """Makes ``session.run`` run runs it has seen from what it kept (as install() does).
 
     The session stays a ``tf.compat.v1.Session`` (savers, hooks and
     ``isinstance`` see the same object); only its ``run`` attribute changes.
@@ -113,7 +114,7 @@ def cache_runs(session):
 
 @functools.cache
 def with_cached_runs(run):
-    """``Session.run`` that runs a cached callable for fetches and feed keys seen.
+    """``Session.run`` that runs fetches and feed keys it has seen from what it kept.
 
     Args:
         run: TensorFlow's ``BaseSession.run``.
@@ -133,7 +134,7 @@ def with_cached_runs(run):
         step = steps.get(key) if None not in key else _UNCACHED
         values = step.values(feed_dict) if isinstance(step, _Step) else None
         if values is not None:
-            return step.run(self, values, run_metadata)
+            return step.run(self, values)
         result = run(self, fetches, feed_dict, options, run_metadata)
         if step is None and key in seen and len(steps) < MAX_CALLABLES:
             # (the step keeps the fetches and feed keys whose ids are in its key)
@@ -198,11 +199,11 @@ def _feed_keys(feed_dict):
 
 
 class _Step:
-    """One run's callable: its feeds' checks and its fetches' structure.
+    """One run as kept: its runtime call, its feeds' checks, its fetches' structure.
 
     Args:
-        call: the session's callable (``feed`` in ``feed_dict``'s order).
-        build: ``build(values)`` gives the run's result from the callable's values.
+        call: ``call(*values)`` runs the step fed ``values`` (``feed_dict``'s order).
+        build: ``build(values)`` gives the run's result from the fetched values.
         feeds: per feed key, the numpy dtype and static dimensions (None: unknown
             rank) ``Session.run`` checks a fed value against.
         kept: the fetches and feed keys whose identities key the step.
@@ -213,8 +214,8 @@ class _Step:
 
     @classmethod
     def make(cls, session, fetches, feed_dict):
-        """The step of a run ``Session.run`` ran, or ``_UNCACHED`` if no callable takes
-        its fetches or feeds."""
+        """The step of a run ``Session.run`` ran, or ``_UNCACHED`` for fetches or feeds
+        it reads otherwise."""
         graph, leaves = session.graph, []
         try:
             fed = [
@@ -230,14 +231,17 @@ class _Step:
         )
         if {tensor.name for tensor in fed} & set(fetched) or not (fetched or targets):
             return _UNCACHED  # a fed fetch is its fed value; nothing to fetch, no run
-        options = CallableOptions(feed=[t.name for t in fed], fetch=fetched, target=targets)
-        try:
-            call = session._make_callable_from_options(options)
-        except tf.errors.OpError:  # one TensorFlow does not make: Session.run goes on
-            return _UNCACHED
-        index = {name: i for i, name in enumerate(fetched)}
         feeds = [(tensor.dtype.as_numpy_dtype, _dims(tensor)) for tensor in fed]
         kept = fetches, tuple(feed_dict or ())
+        inputs = [tensor._as_tf_output() for tensor in fed]
+        outputs = [graph.get_tensor_by_name(name)._as_tf_output() for name in fetched]
+        ops = [graph.get_operation_by_name(name)._c_op for name in targets]
+
+        def call(*values):  # Session.run's own runtime call, its fetches read once
+            feeds = dict(zip(inputs, values, strict=True))
+            return session._call_tf_sessionrun(None, feeds, outputs, ops, None)
+
+        index = {name: i for i, name in enumerate(fetched)}
         return cls(call, lambda values: build(values, index), feeds, kept)
 
     def values(self, feed_dict):
@@ -253,12 +257,9 @@ class _Step:
             values.append(array)
         return values
 
-    def run(self, session, values, run_metadata):
-        """The run's result, the callable running with ``values``."""
-        call = self.call
-        if run_metadata is not None:
-            call = functools.partial(call, run_metadata=run_metadata)
-        return self.build(session._do_call(call, *values))
+    def run(self, session, values):
+        """The run's result, fed ``values``."""
+        return self.build(session._do_call(self.call, *values))
 
 
 def _builder(fetches, graph, leaves):
