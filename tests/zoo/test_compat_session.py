@@ -1,4 +1,4 @@
-"""zoo.compat.session: a session's repeated runs through cached callables give what
+"""zoo.compat.session: a session's repeated runs, read once and kept, give what
 Session.run gives (results, fed values' casts, errors), one callable per fetch
 structure and feed keys; what no callable takes goes through Session.run; install()
 caches every session's runs and uninstall() puts TensorFlow's run back; the
@@ -200,7 +200,7 @@ def test_runs_made_once_make_no_callable_and_leave_room_for_the_loop(graph_sessi
     _, cached, made, p = graph_session
     with p["graph"].as_default():
         set_up = [
-            v1.assign(p["counter"], float(i)) for i in range(2 * session_lib.MAX_CALLABLES)
+            v1.assign(p["counter"], float(i)) for i in range(2 * session_lib.MAX_KEPT)
         ]
     for assign in set_up:  # a program's set-up: many runs, each once
         cached.run(assign)
@@ -211,7 +211,7 @@ def test_runs_made_once_make_no_callable_and_leave_room_for_the_loop(graph_sessi
 
 def test_a_full_cache_still_runs(graph_session, monkeypatch):
     _, cached, made, p = graph_session
-    monkeypatch.setattr(session_lib, "MAX_CALLABLES", 1)
+    monkeypatch.setattr(session_lib, "MAX_KEPT", 1)
     for _ in range(2):
         assert cached.run(p["double"]) == 0.0
         assert cached.run([p["double"], p["double"]]) == [0.0, 0.0]  # over the limit
@@ -302,7 +302,7 @@ def test_what_is_not_a_session_or_creator_is_refused_by_name():
 
 
 class _SessionRuns(v1.train.SessionRunHook):
-    """Notes whether the session hooks are given runs cached callables."""
+    """Notes whether the session its hooks are given caches its runs."""
 
     def after_create_session(self, session, coord):
         self.cached = session.run.__func__ is session_lib.with_cached_runs(

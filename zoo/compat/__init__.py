@@ -14,8 +14,8 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
   under a precision policy;
 * :mod:`zoo.compat.graph_collections`: ``get_collection`` with TF1's identity
   ``in`` (tf-slim's collections);
-* :mod:`zoo.compat.session`: ``Session.run`` runs fetches and feed keys it ran
-  before through a cached callable (less Python a step, the same results);
+* :mod:`zoo.compat.session`: ``Session.run`` sends fetches and feed keys it ran
+  before straight to its runtime call (less Python a step, the same results);
 * :mod:`zoo.compat.contrib`: ``tf.contrib`` and ``tensorflow.contrib.*``, TF 1.15's
   names mapped to ours or tf-slim's;
 * :mod:`zoo.compat.estimator`: ``tf.estimator`` and ``tf.compat.v1.estimator``

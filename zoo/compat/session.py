@@ -19,7 +19,7 @@ their names, fed values other than numpy arrays and numbers (lists, strings,
 ``TensorHandle``s) or ones ``Session.run`` would convert other than by a cast or
 refuse, fetches other than tensors, operations, variables and names in lists, tuples
 and dicts (a ``SparseTensor``...), fetches that are also fed, a closed session, runs
-that fetch nothing, and more than :data:`MAX_CALLABLES` distinct runs in one session.
+that fetch nothing, and more than :data:`MAX_KEPT` distinct runs in one session.
 A ``RunMetadata`` passed without ``RunOptions`` is left as it is (``Session.run``
 records nothing in it then, unless the session's config builds cost models).
 
@@ -51,14 +51,13 @@ v1 = tf.compat.v1
 
 #: Distinct fetch structures and feed keys a session keeps; runs of others go
 #: through ``Session.run``.
-MAX_CALLABLES = 32
+MAX_KEPT = 32
 #: Runs a session remembers having run once (one is kept at its second run).
 MAX_SEEN = 1024
 
 _GRAPH_ELEMENTS = (tf.Tensor, tf.Operation, tf.Variable)
-_RUNS = (
-    "_zoo_cached_runs"  # the session's attribute: ({key: _Step or _UNCACHED}, seen keys)
-)
+# the session's attribute: ({key: _Step or _UNCACHED}, keys run once)
+_RUNS = "_zoo_cached_runs"
 _UNCACHED = object()  # a run whose fetches or feeds Session.run reads otherwise
 _ORIGINAL = {}  # wrapper -> the Session.run it wraps
 
@@ -136,7 +135,7 @@ def with_cached_runs(run):
         if values is not None:
             return step.run(self, values)
         result = run(self, fetches, feed_dict, options, run_metadata)
-        if step is None and key in seen and len(steps) < MAX_CALLABLES:
+        if step is None and key in seen and len(steps) < MAX_KEPT:
             # (the step keeps the fetches and feed keys whose ids are in its key)
             steps[key] = _Step.make(self, fetches, feed_dict)
         elif step is None:
@@ -225,23 +224,22 @@ class _Step:
             build = _builder(fetches, graph, leaves)
         except (TypeError, ValueError):  # a fetch or feed Session.run reads otherwise
             return _UNCACHED
-        fetched = list(dict.fromkeys(t.name for t in leaves if isinstance(t, tf.Tensor)))
-        targets = list(
-            dict.fromkeys(op.name for op in leaves if isinstance(op, tf.Operation))
-        )
-        if {tensor.name for tensor in fed} & set(fetched) or not (fetched or targets):
+        # unique by name, in the order first fetched
+        fetched = {t.name: t for t in leaves if isinstance(t, tf.Tensor)}
+        targets = {op.name: op for op in leaves if isinstance(op, tf.Operation)}
+        if {tensor.name for tensor in fed} & fetched.keys() or not (fetched or targets):
             return _UNCACHED  # a fed fetch is its fed value; nothing to fetch, no run
-        feeds = [(tensor.dtype.as_numpy_dtype, _dims(tensor)) for tensor in fed]
-        kept = fetches, tuple(feed_dict or ())
         inputs = [tensor._as_tf_output() for tensor in fed]
-        outputs = [graph.get_tensor_by_name(name)._as_tf_output() for name in fetched]
-        ops = [graph.get_operation_by_name(name)._c_op for name in targets]
+        outputs = [tensor._as_tf_output() for tensor in fetched.values()]
+        ops = [op._c_op for op in targets.values()]
 
         def call(*values):  # Session.run's own runtime call, its fetches read once
-            feeds = dict(zip(inputs, values, strict=True))
-            return session._call_tf_sessionrun(None, feeds, outputs, ops, None)
+            fed_values = dict(zip(inputs, values, strict=True))
+            return session._call_tf_sessionrun(None, fed_values, outputs, ops, None)
 
         index = {name: i for i, name in enumerate(fetched)}
+        feeds = [(tensor.dtype.as_numpy_dtype, _dims(tensor)) for tensor in fed]
+        kept = fetches, tuple(feed_dict or ())
         return cls(call, lambda values: build(values, index), feeds, kept)
 
     def values(self, feed_dict):

@@ -4,7 +4,7 @@ Each call builds a new graph, calls the model_fn in its mode and runs it in a
 ``tf.compat.v1.train.MonitoredSession`` (train: with MonitoredTrainingSession's
 hooks, restores the latest checkpoint of model_dir, saves ``model.ckpt-N``,
 ``checkpoint``, ``graph.pbtxt`` and events there), with the files TF 1.15 wrote;
-its session runs repeated fetches as cached callables (:mod:`zoo.compat.session`).
+its session reads repeated fetches once (:mod:`zoo.compat.session`).
 
 Usage::
 
@@ -471,7 +471,7 @@ class Estimator:
 
 def _monitored_session(hooks, **settings):
     """A ``MonitoredSession`` with ``hooks`` around a ``ChiefSessionCreator(**settings)``
-    session whose repeated runs are cached callables (:mod:`zoo.compat.session`): the one
+    session whose repeated runs are read once (:mod:`zoo.compat.session`): the one
     session every Estimator call runs in."""
     creator = CachedRunsCreator(v1.train.ChiefSessionCreator(**settings))
     return v1.train.MonitoredSession(creator, hooks)
