@@ -108,7 +108,15 @@ def test_ours_runs_tf_1_15s_estimator_behaviours_as_tf_2_15_did(reference, tmp_p
     stop_if_no_decrease_hook, InMemoryEvaluatorHook's evaluation steps."""
     _, report = reference
     ours = m.tail_report(str(tmp_path))
-    assert ours == report["tail"]
+    theirs = dict(report["tail"])
+    # TF 2.15's early-stopping hook checks the global step its run fetched, read before
+    # or after the run's increment: under load it skips a check and stops a step late
+    # (ours reads it after the run: test_early_stopping_checks_each_step_whichever_...)
+    early = ours["early"]
+    late = {**early, "step": early["step"] + 1, "eval_steps": early["eval_steps"] + [
+        early["step"] + 1]}  # fmt: skip
+    assert theirs.pop("early") in (early, late) and early["step"] == early["eval_steps"][-1]
+    assert {k: v for k, v in ours.items() if k != "early"} == theirs
     assert (ours["tpu"]["runs"], ours["tpu"]["logged"], ours["tpu"]["step"]) == (13, 13, 13)
     # TF 1.15's TPUEstimator rates every ceil(log_step_count_steps 8 / 4 per loop) steps
     assert ours["tpu"]["summaries"]["examples/sec"] == [3, 5, 7, 9, 11, 13]

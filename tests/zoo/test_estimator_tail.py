@@ -3,6 +3,7 @@ experimental's early stopping, tf.contrib.predictor, params of any type,
 TPUEstimator one step per run on CPU; programs in TF 1.15's idioms after install()
 (the TF 2.15 comparison of the same behaviours: test_estimator_reference.py)."""
 
+import contextlib
 import os
 
 import numpy as np
@@ -86,6 +87,38 @@ def test_stop_if_lower_hook_stops_on_the_evaluation_in_eval_dir(tmp_path):
     assert list(steps) == [5] and set(steps[5]) == {"loss", "accuracy"}
 
 
+@contextlib.contextmanager
+def after_runs(hook):
+    """``run_to(step, read)``: sets the global step to ``step`` and calls
+    ``hook.after_run`` as a run that fetched ``read`` would (a session of its own)."""
+    with tf.Graph().as_default():
+        global_step = v1.train.create_global_step()
+        hook.begin()
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+
+            def run_to(step, read):
+                global_step.load(step, session)
+                context = v1.train.SessionRunContext(None, session)
+                hook.after_run(context, v1.train.SessionRunValues(read, None, None))
+                return context.stop_requested
+
+            yield run_to
+
+
+def test_early_stopping_checks_each_step_whichever_value_the_run_read(trained):
+    """A run's fetched global step may be read before or after its increment: read
+    after at step 14 and before at 15 (14 twice), TF 1.15's hook skipped step 15."""
+    checks = []
+    hook = tf.estimator.experimental.make_early_stopping_hook(
+        trained, lambda: checks.append(1) or len(checks) == 3, run_every_secs=None,
+        run_every_steps=1,
+    )  # fmt: skip
+    with after_runs(hook) as run_to:
+        stopped = [run_to(13, read=12), run_to(14, read=14), run_to(15, read=14)]
+        assert (stopped, len(checks)) == ([False, False, True], 3)
+
+
 def test_early_stopping_errors(trained):
     experimental = tf.estimator.experimental
     with pytest.raises(ZooError, match="expected one of run_every_secs and run_every_"):
@@ -103,7 +136,8 @@ def test_early_stopping_errors(trained):
         trained.train(m.input_fn(x, y), steps=1, hooks=[hook])
     with pytest.raises(ZooError, match=r"expected metric 'auc' in the evaluation at step "
                                        r"10, found \['accuracy', 'loss'\]"):  # fmt: skip
-        hook.after_run(None, v1.train.SessionRunValues(10, None, None))
+        with after_runs(hook) as run_to:
+            run_to(10, read=9)
     with pytest.raises(ZooError, match="InMemoryEvaluatorHook: expected every_n_iter an"):
         experimental.InMemoryEvaluatorHook(trained, m.input_fn(x, y), every_n_iter=0)
 

@@ -168,7 +168,13 @@ def _stop_variable():
 
 class _StopOnPredicateHook(v1.train.SessionRunHook):
     """Calls ``should_stop_fn`` on its timer after a run; if True, sets the stop
-    variable and asks the session to stop."""
+    variable and asks the session to stop.
+
+    The global step fetched with a run may be read before or after that run's
+    increment (TF 1.15's hook used it as is: under load it read one value twice,
+    skipped that check and stopped a step late). Here, when the step the run made
+    may be due, its value is read after the run, as ``CheckpointSaverHook`` does.
+    """
 
     def __init__(self, should_stop_fn, run_every_secs, run_every_steps):
         self._should_stop_fn = should_stop_fn
@@ -184,7 +190,9 @@ class _StopOnPredicateHook(v1.train.SessionRunHook):
         return v1.train.SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        step = run_values.results
+        if not self._timer.should_trigger_for_step(run_values.results + 1):
+            return
+        step = run_context.session.run(self._global_step)
         if self._timer.should_trigger_for_step(step):
             self._timer.update_last_triggered_step(step)
             if self._should_stop_fn():
