@@ -14,7 +14,7 @@ DATA_FLAGS := $(if $(DATASET),--dataset $(DATASET)) $(if $(DATA_DIR),--data-dir 
 install: reference
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev]'
+	$(PY) -m pip install -e '.[dev,experiments]'
 
 # TensorFlow 2.15 + tensorflow-estimator 2.15 in a venv of its own: the reference the
 # tf.estimator tests and bench run as a subprocess (TF 2.16 removed tf.estimator).

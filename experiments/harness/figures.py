@@ -8,6 +8,8 @@ Usage::
 
 import numpy as np
 
+from layers.errors import ZooError
+
 CLASS_NAMES = {
     "mnist": tuple(str(digit) for digit in range(10)),
     "fashion_mnist": (
@@ -23,8 +25,18 @@ def class_names(dataset):
 
 
 def pyplot():
-    """Returns ``matplotlib.pyplot`` on the Agg backend (no display needed)."""
-    import matplotlib
+    """Returns ``matplotlib.pyplot`` on the Agg backend (no display needed).
+
+    Raises:
+        ZooError: matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise ZooError(
+            "figures: expected matplotlib, found none installed; the experiments draw "
+            "with it: pip install -e '.[experiments]' (make install does)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -50,7 +50,7 @@ import pytest
 import tensorflow as tf
 
 import experiments
-from experiments.harness import datasets, flags, rundir
+from experiments.harness import datasets, figures, flags, rundir
 from layers.errors import ZooError
 from tests import forkserver
 from tests.conftest import make_idx_dir
@@ -650,6 +650,13 @@ def test_small_run_writes_results_record_and_figures(reference):
     assert sorted(path.name for path in out.glob("*.png")) == sorted(row.figures)
     for name in row.figures:
         assert_png(out / name)
+
+
+def test_figures_without_matplotlib_say_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    with pytest.raises(ZooError, match=r"expected matplotlib, found none installed; .*"
+                                       r"pip install -e '\.\[experiments\]'"):  # fmt: skip
+        figures.pyplot()
 
 
 # Killed at a random point, resumed: the same results ---------------------------------

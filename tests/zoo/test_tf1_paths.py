@@ -145,8 +145,11 @@ def zoo_tf1(*args, cwd, env=None, **kwargs):
 
 
 def traceback_frames(stderr):
-    """``[(file, line)]`` of the last traceback in ``stderr``."""
-    block = stderr[stderr.rindex("Traceback (most recent call last):"):]
+    """``[(file, line)]`` of the last traceback in ``stderr`` (none: [])."""
+    start = stderr.rfind("Traceback (most recent call last):")
+    if start < 0:
+        return []
+    block = stderr[start:]
     return [(line.split('"')[1], int(line.split(", line ")[1].split(",")[0]))
             for line in block.splitlines() if line.startswith('  File "')]  # fmt: skip
 
@@ -479,7 +482,14 @@ def test_the_wheel_installs_zoo_layers_and_the_console_script_only(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/")[0] for name in archive.namelist()}
-        entry_points = next(archive.read(name).decode() for name in archive.namelist()
-                            if name.endswith("entry_points.txt"))  # fmt: skip
+        entry_points, metadata = (
+            next(archive.read(name).decode() for name in archive.namelist()
+                 if name.endswith(ending))
+            for ending in ("entry_points.txt", "METADATA")
+        )  # fmt: skip
     assert tops == {"zoo", "layers", f"{wheel.name.split('-py3')[0]}.dist-info"}
     assert "zoo-tf1 = zoo.compat.run:main" in entry_points
+    # matplotlib only with the experiments: Keras 3 imports its pyplot wherever it is
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist")]
+    assert all("extra ==" in line for line in requires if "matplotlib" in line)
+    assert any("matplotlib" in line for line in requires)
