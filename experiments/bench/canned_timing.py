@@ -58,7 +58,8 @@ def steps_per_second(estimators, steps, config=None, steps_per_run=1):
     )  # fmt: skip
     clock = _Clock()
     model.train(input_fn, hooks=[clock], steps=WARMUP + steps)
-    first = -(-WARMUP // steps_per_run)  # the run that ends the untimed steps
+    # the runs that make the untimed steps; timing starts at the end of the next one
+    first = -(-WARMUP // steps_per_run)
     # the last run may make fewer than steps_per_run steps
     timed = int(model.get_variable_value("global_step")) - (first + 1) * steps_per_run
     (wall, cpu), (wall_start, cpu_start) = clock.ends[-1], clock.ends[first]

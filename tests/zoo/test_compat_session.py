@@ -1,6 +1,6 @@
 """zoo.compat.session: a session's repeated runs, read once and kept, give what
-Session.run gives (results, fed values' casts, errors), one callable per fetch
-structure and feed keys; what no callable takes goes through Session.run; install()
+Session.run gives (results, fed values' casts, errors), one kept run per fetch
+structure and feed keys; what cannot be kept goes through Session.run; install()
 caches every session's runs and uninstall() puts TensorFlow's run back; the
 Estimator's sessions are cached without install()."""
 
@@ -80,7 +80,7 @@ def test_the_private_session_names_it_uses_are_there():
     assert session._closed is True
 
 
-def test_results_equal_session_run_one_callable_per_structure(graph_session):
+def test_results_equal_session_run_one_kept_run_per_structure(graph_session):
     plain, cached, made, p = graph_session
     defaults = collections.defaultdict(list, {"d": p["double"]})
     fetch_sets = [
@@ -140,7 +140,7 @@ def test_what_session_run_refuses_or_converts_otherwise_it_does(
 ):
     plain, cached, _, p = graph_session
     cached.run(p["int_plus"], {p["fed_int"]: 1})
-    cached.run(p["int_plus"], {p["fed_int"]: 1})  # a callable now
+    cached.run(p["int_plus"], {p["fed_int"]: 1})  # kept now
     wrong, results = feeds(p), []
     for session in (plain, cached):
         if error is None:
@@ -156,7 +156,7 @@ def test_wrong_shapes_and_runtime_errors_say_what_session_run_says(graph_session
     plain, cached, _, p = graph_session
     good = {p["rows"]: np.ones((2, 2), np.float32)}
     for _ in range(2):
-        cached.run(p["checked"], good)  # a callable from now on
+        cached.run(p["checked"], good)  # kept from now on
     wrong_shape = {p["rows"]: np.ones((2, 3), np.float32)}
     nan = {p["rows"]: np.full((2, 2), np.nan, np.float32)}
     for feeds, error in ((wrong_shape, ValueError), (nan, tf.errors.InvalidArgumentError)):
@@ -189,14 +189,14 @@ def test_traces_fetched_feeds_and_unkeyed_runs_go_through_session_run(graph_sess
 def test_run_metadata_without_options_is_filled_as_session_run_fills_it(graph_session):
     plain, cached, made, p = graph_session
     found = []
-    for session in (plain, cached, cached, cached):  # the third through the callable
+    for session in (plain, cached, cached, cached):  # the third through the kept run
         metadata = v1.RunMetadata()
         session.run(p["update"], options=v1.RunOptions(), run_metadata=metadata)
         found.append(metadata.SerializeToString())
     assert len(set(found)) == 1 and len(made) == 1
 
 
-def test_runs_made_once_make_no_callable_and_leave_room_for_the_loop(graph_session):
+def test_runs_made_once_are_not_kept_and_leave_room_for_the_loop(graph_session):
     _, cached, made, p = graph_session
     with p["graph"].as_default():
         set_up = [

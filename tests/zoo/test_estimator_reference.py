@@ -115,7 +115,8 @@ def test_ours_runs_tf_1_15s_estimator_behaviours_as_tf_2_15_did(reference, tmp_p
     early = ours["early"]
     late = {**early, "step": early["step"] + 1, "eval_steps": early["eval_steps"] + [
         early["step"] + 1]}  # fmt: skip
-    assert theirs.pop("early") in (early, late) and early["step"] == early["eval_steps"][-1]
+    their_early = theirs.pop("early")
+    assert their_early in (early, late) and early["step"] == early["eval_steps"][-1]
     assert {k: v for k, v in ours.items() if k != "early"} == theirs
     assert (ours["tpu"]["runs"], ours["tpu"]["logged"], ours["tpu"]["step"]) == (13, 13, 13)
     # TF 1.15's TPUEstimator rates every ceil(log_step_count_steps 8 / 4 per loop) steps
