@@ -36,8 +36,10 @@ def counting(made):
 @pytest.fixture
 def graph_session(monkeypatch):
     """A graph with a counter (its update op, ``2 * counter``, ``3 * fed``, a float
-    placeholder of shape [None, 2] and ``fed_int`` an int32) and two sessions of it:
-    one plain, one with cached runs, and the runs kept (``_Step.make``'s calls)."""
+    placeholder of shape [None, 2] and ``fed_int`` an int32, ``tick`` an update of
+    another variable: fetched with the counter's reads without racing its update) and
+    two sessions of it: one plain, one with cached runs, and the runs kept
+    (``_Step.make``'s calls)."""
     graph = tf.Graph()
     with graph.as_default():
         counter = v1.get_variable("counter", [], initializer=v1.zeros_initializer())
@@ -51,6 +53,8 @@ def graph_session(monkeypatch):
                  "row_sums": tf.reduce_sum(rows, 1), "fed_int": fed_int,
                  "int_plus": fed_int + 1,
                  "checked": tf.debugging.check_numerics(rows, "rows")}  # fmt: skip
+        ticks = v1.get_variable("ticks", [], initializer=v1.zeros_initializer())
+        parts["tick"] = v1.assign_add(ticks, 1.0).op
         plain, cached = v1.Session(), v1.Session()
         for session in (plain, cached):
             session.run(v1.global_variables_initializer())
@@ -85,10 +89,11 @@ def test_results_equal_session_run_one_kept_run_per_structure(graph_session):
     defaults = collections.defaultdict(list, {"d": p["double"]})
     fetch_sets = [
         p["update"],
-        [p["update"], p["double"]],
+        # an update and a read of its variable in one run race: the update is another's
+        [p["tick"], p["double"]],
         {"a": p["double"], "b": [p["double"], "double_name:0"]},
-        Pair(p["update"], p["double"]),
-        (p["counter"], "mul:0", p["update"].name),
+        Pair(p["tick"], p["double"]),
+        (p["counter"], "mul:0", p["tick"].name),
         defaults,
     ]
     with p["graph"].as_default():
