@@ -443,6 +443,25 @@ def test_the_scale_grows_after_growth_steps_finite_steps(graph):
     assert scales == [4.0, 4.0, 8.0, 8.0, 8.0, 16.0, 16.0]
 
 
+def test_a_schedule_reads_the_global_step_of_the_step_it_drives():
+    """The step count moves after the update (as TF's optimizers move it), so a
+    learning rate of the global step uses the step's own count, every time."""
+    rates = set()
+    for _ in range(40):  # unordered, 1 in 10 runs read the incremented count under load
+        with tf.Graph().as_default():
+            step = v1.train.get_or_create_global_step()
+            weight = v1.get_variable("w", initializer=0.0)
+            rate = tf.cast(step, tf.float32) + 1.0  # 1.0 at step 0
+            optimizer = LossScaleOptimizer(v1.train.GradientDescentOptimizer(rate))
+            train = optimizer.minimize(weight, global_step=step)  # gradient 1
+            with v1.Session() as session:
+                session.run(v1.global_variables_initializer())
+                session.run(train)
+                rates.add(-session.run(weight))
+                assert session.run(step) == 1
+    assert rates == {1.0}
+
+
 def test_the_scale_is_checkpointed_state(graph):
     x = v1.placeholder(tf.float32, [None, 32])
     y = v1.placeholder(tf.float32, [None, 16])

@@ -127,8 +127,9 @@ class LossScaleOptimizer(tf.compat.v1.train.Optimizer):
         counting = tf.logical_and(applied, tf.logical_not(grow))
         new_count = tf.where(counting, finite_steps + 1, tf.zeros_like(finite_steps))
         updates = [scale.assign(new_scale), finite_steps.assign(new_count)]
-        if global_step is not None:
-            updates.append(global_step.assign_add(1))
+        if global_step is not None:  # after the update, as TF's optimizers count steps
+            with tf.control_dependencies([applied]):
+                updates.append(global_step.assign_add(1))
         return tf.group(*updates, name=name or self.get_name())
 
     def get_slot(self, var, name):
