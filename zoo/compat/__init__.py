@@ -16,6 +16,9 @@ there. Each module of this package says what it changes, in :data:`PARTS` order:
   ``in`` (tf-slim's collections);
 * :mod:`zoo.compat.session`: ``Session.run`` sends fetches and feed keys it ran
   before straight to its runtime call (less Python a step, the same results);
+* :mod:`zoo.compat.numpy_compat`: TensorFlow's conversion of values to arrays
+  (``py_func``'s results, ``Dataset.from_generator``'s elements, fed values) reads
+  the NumPy version once, not at every value;
 * :mod:`zoo.compat.contrib`: ``tf.contrib`` and ``tensorflow.contrib.*``, TF 1.15's
   names mapped to ours or tf-slim's;
 * :mod:`zoo.compat.estimator`: ``tf.estimator`` and ``tf.compat.v1.estimator``
@@ -60,8 +63,8 @@ __all__ = ["PARTS", "TESTED", "Change", "Collection", "apply", "changes", "check
 
 TESTED = ((2, 16), (2, 21))  # the TensorFlow versions (major, minor) install() knows
 # in order
-PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "session", "contrib",
-         "estimator", "examples", "keras")
+PARTS = ("namespaces", "nn", "tf_slim", "graph_collections", "session", "numpy_compat",
+         "contrib", "estimator", "examples", "keras")
 
 _lock = threading.Lock()
 _changed = []  # (change, value before install()), in install order
