@@ -29,6 +29,16 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 
+def pytest_configure(config):
+    """SIGINT as an interactive shell leaves it, in the main process and in each xdist
+    worker: a test run started as a shell's background job (as CI's may be) inherits
+    SIGINT ignored, and the tests of Ctrl-C, and the children they start, would never
+    see it."""
+    del config
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture
 def graph():
     """A new graph as the default for the test's duration."""

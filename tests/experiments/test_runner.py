@@ -357,17 +357,7 @@ def test_ctrl_c_exits_130_with_the_resume_command(toy, tmp_path, capsys):
     assert checkpoint(out)[1]["step"] == 8
 
 
-@pytest.fixture
-def pythons_sigint_handler():
-    """Python's own SIGINT handler (KeyboardInterrupt) for the test, whatever the test
-    process inherited: a shell starts a job in the background with SIGINT ignored, and
-    a second Ctrl-C then does what the first handler found, nothing."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
-def test_a_second_ctrl_c_stops_at_once(toy, tmp_path, pythons_sigint_handler):
+def test_a_second_ctrl_c_stops_at_once(toy, tmp_path):
     """Two SIGINTs in one step: no checkpoint or partial.json is written for it, the
     last periodic checkpoint stays, and resuming from it gives the straight numbers."""
     flags = ["--steps", "20", "--checkpoint-every", "5"]

@@ -201,14 +201,9 @@ def test_run_dies_of_sigint_as_python_does(tmp_path):
         print("ready", flush=True)
         time.sleep(60)
     """})  # fmt: skip
-    # SIGINT as a shell leaves it: a child inherits an ignored SIGINT (a test worker's,
-    # at times), and Python then leaves it ignored
-    default_sigint = [sys.executable, "-c", "import os, signal, sys; signal.signal("
-                      "signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
-                      sys.executable]  # fmt: skip
     ends = []
     for command in (["-m", "zoo.compat", "run", "sleepy.py"], ["sleepy.py"]):
-        process = subprocess.Popen(default_sigint + command, cwd=tmp_path,
+        process = subprocess.Popen([sys.executable, *command], cwd=tmp_path,
                                    stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
         assert process.stdout.readline() == "ready\n"
