@@ -47,4 +47,6 @@ def changes():
         return []
     numpy_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0.dev0"  # as TensorFlow asks
     asarray = asarray_numpy2 if numpy_2 else asarray_numpy1
-    return [Change(f"{numpy_compat.__name__}.np_asarray", numpy_compat, "np_asarray", asarray)]
+    return [
+        Change(f"{numpy_compat.__name__}.np_asarray", numpy_compat, "np_asarray", asarray)
+    ]
