@@ -366,7 +366,8 @@ def train_worker(
 
     Returns:
         A dict: ``task``, ``local_steps``, ``examples_per_second``, ``seconds``,
-        ``losses`` (``[global_step, loss]`` pairs) and ``restored_from`` (the
+        ``losses`` (``[global_step, loss]`` pairs, the global step a logged
+        step started from) and ``restored_from`` (the
         checkpoint the chief started from, or None).
 
     Raises:
@@ -388,7 +389,10 @@ def train_worker(
         with v1.device(setter):
             global_step = v1.train.get_or_create_global_step()
             loss, next_feed = build()
-            train_op = optimizer.minimize(loss, global_step=global_step)
+            # the global step this step starts from, read before its own increment
+            start_step = global_step.read_value()
+            with v1.control_dependencies([start_step]):
+                train_op = optimizer.minimize(loss, global_step=global_step)
         if ps_memory_budget is not None:
             partitioned.check_memory_budget(v1.global_variables(), ps_memory_budget)
         scaffold = v1.train.Scaffold()
@@ -418,7 +422,7 @@ def train_worker(
             start = time.perf_counter()
             while not sess.should_stop() and not caught:
                 try:
-                    _, value, step = sess.run([train_op, loss, global_step], next_feed())
+                    _, value, step = sess.run([train_op, loss, start_step], next_feed())
                 except tf.errors.DeadlineExceededError:
                     _check_ps_answer(index, cluster, operation_timeout)
                     continue  # every ps answers: a slow step, or this worker was stopped
