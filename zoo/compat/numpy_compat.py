@@ -8,7 +8,7 @@ a call where ``np.asarray`` takes 0.25 (docs/benchmark.md). It runs for every va
 ``py_func`` or ``numpy_function`` returns, three to four times for each element of a
 ``Dataset.from_generator`` pipeline, for each value an uncached ``Session.run`` feeds
 and for each constant a graph makes. So TF1 input pipelines on generators ran at
-two thirds of their speed on TensorFlow 2.15. Under install() ``np_asarray`` is the
+three quarters of their speed on TensorFlow 2.15. Under install() ``np_asarray`` is the
 branch TensorFlow's takes for the NumPy this process imported (its version cannot
 change): the same arrays, the same errors.
 """
