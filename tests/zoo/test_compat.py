@@ -50,6 +50,7 @@ def test_install_changes_what_is_missing_once_and_uninstall_puts_it_back():
         "tensorflow.python.ops.control_flow_ops.cond",
         "tensorflow.python.framework.ops.Graph.get_collection",
         "tensorflow.python.client.session.BaseSession.run",
+        "tensorflow.python.util.numpy_compat.np_asarray",
     } <= set(changed)  # fmt: skip
     now = current()
     assert now["tensorflow.compat.v1.layers"] is tf1 and ops.Tensor is tf.Tensor

@@ -62,11 +62,3 @@ def test_asarray_reads_the_numpy_version_once(monkeypatch):
         wrapped = v1.py_func(lambda: np.array([1.0, 2.0], np.float32), [], tf.float32)
         with v1.Session() as session:
             assert session.run(wrapped).tolist() == [1.0, 2.0]
-
-
-def test_uninstall_puts_tensorflows_asarray_back():
-    theirs = numpy_compat.np_asarray
-    assert "tensorflow.python.util.numpy_compat.np_asarray" in zoo.compat.install()
-    assert numpy_compat.np_asarray is not theirs
-    zoo.compat.uninstall()
-    assert numpy_compat.np_asarray is theirs
