@@ -2,7 +2,7 @@
 ``InMemoryEvaluatorHook`` and the canned logit-fn builders; its other names raise a
 ``ContribError`` naming the nearest replacement (docs/estimator.md)."""
 
-from zoo.compat.contrib import ContribError
+from zoo.compat import refused
 from zoo.compat.contrib.names import OWN_MODEL_FN
 from zoo.compat.estimator.canned.dnn import dnn_logit_fn_builder
 from zoo.compat.estimator.canned.linear import linear_logit_fn_builder
@@ -34,11 +34,5 @@ REPLACEMENTS = {
 }
 
 
-def __getattr__(name):
-    if name in REPLACEMENTS:
-        raise ContribError(
-            f"tf.estimator.experimental.{name}: expected a name zoo.compat provides, "
-            f"found TF 2.15's tf.estimator.experimental.{name}, which it does not "
-            f"provide; use {REPLACEMENTS[name]}"
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = refused.hooks("tf.estimator.experimental", __name__, REPLACEMENTS,
+                                     lambda: globals())
