@@ -4,9 +4,12 @@ naming TF's name and the replacement, and ``dir()`` lists it."""
 
 import functools
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
+from layers.errors import ZooError
+from tests.zoo import estimator_model as m
 from tests.zoo.test_estimator import installed  # noqa: F401  (install() for the module)
 from zoo.compat.contrib import ContribError
 
@@ -67,3 +70,109 @@ def test_other_missing_names_keep_pythons_error():
                                              "experimental' has no attribute 'nope'$"):
         v1.data.experimental.nope  # noqa: B018
     assert v1.data.experimental.AUTOTUNE == tf.data.AUTOTUNE
+
+
+def test_parse_example_specs_add_the_label_and_the_weight_as_tf_did():
+    age = tf.feature_column.numeric_column("age")
+    city = tf.feature_column.categorical_column_with_hash_bucket("city", 10)
+    spec = v1.estimator.classifier_parse_example_spec(
+        [age, city], "clicked", label_dtype=tf.string, label_default="no",
+        weight_column="w")  # fmt: skip
+    assert spec == {
+        "age": tf.io.FixedLenFeature((1,), tf.float32),
+        "city": tf.io.VarLenFeature(tf.string),
+        "clicked": tf.io.FixedLenFeature((1,), tf.string, "no"),
+        "w": tf.io.FixedLenFeature((1,), tf.float32),
+    }  # fmt: skip
+    spec = tf.estimator.regressor_parse_example_spec(
+        [age], "price", label_dimension=2,
+        weight_column=tf.feature_column.numeric_column("w", dtype=tf.float64))  # fmt: skip
+    assert spec["price"] == tf.io.FixedLenFeature((2,), tf.float32)
+    assert spec["w"] == tf.io.FixedLenFeature((1,), tf.float64)
+    assert v1.estimator.classifier_parse_example_spec([age], "y")["y"].dtype == tf.int64
+
+
+def test_parse_example_specs_refuse_a_label_or_weight_key_a_feature_has():
+    age = tf.feature_column.numeric_column("age")
+    with pytest.raises(ZooError, match=r"^classifier_parse_example_spec: expected a "
+                       r"label_key no feature column parses, found 'age' among the "
+                       r"features \['age'\] \(TF: label should not be used as feature\)"):
+        v1.estimator.classifier_parse_example_spec([age], "age")
+    with pytest.raises(ZooError, match=r"^regressor_parse_example_spec: .* found 'y' "
+                       r"among \['age', 'y'\] \(TF: weight_column should not be used"):
+        v1.estimator.regressor_parse_example_spec([age], "y", weight_column="y")
+    with pytest.raises(ZooError, match=r"^regressor_parse_example_spec: expected "
+                       r"weight_column a feature key or a numeric column, found 3"):
+        v1.estimator.regressor_parse_example_spec([age], "y", weight_column=3)
+
+
+def test_eval_output_serves_loss_predictions_and_metrics_under_tfs_keys(graph):
+    x = v1.placeholder(tf.float32, [None], name="x")
+    labels = tf.zeros_like(x)
+    loss = tf.reduce_mean(tf.square(x))
+    mean, update = v1.metrics.mean(x)
+    output = tf.estimator.export.EvalOutput(
+        loss=loss, predictions={"doubled": 2 * x, "predictions/x": x},
+        metrics={"mean": (mean, update), ("head", "mse"): v1.metrics.mean_squared_error(
+            labels, x)})  # fmt: skip
+    signature = output.as_signature_def({"x": x})
+    assert signature.method_name == "tensorflow/supervised/eval"
+    assert set(signature.outputs) == {
+        "loss", "predictions/doubled", "predictions/x", "metrics/mean/value",
+        "metrics/mean/update_op", "metrics/head/mse/value", "metrics/head/mse/update_op",
+    }  # fmt: skip
+    with v1.Session() as session:
+        session.run(v1.local_variables_initializer())
+        fetch = {key: info.name for key, info in signature.outputs.items()}
+        feed = {signature.inputs["x"].name: [1.0, 3.0]}
+        session.run(fetch["metrics/mean/update_op"], feed)
+        values = session.run(fetch, feed)
+    assert values["loss"] == 5.0 and list(values["predictions/doubled"]) == [2.0, 6.0]
+    assert values["metrics/mean/value"] == 2.0
+    op_output = tf.estimator.export.EvalOutput(metrics=(mean, tf.group(update)))
+    assert set(op_output.metrics) == {"metrics/value", "metrics/update_op"}
+    assert op_output.metrics["metrics/update_op"].op.name.startswith("metric_op_wrapper")
+    with pytest.raises(ZooError, match=r"^EvalOutput: expected metric 'metrics/acc' a "
+                                       r"\(value Tensor, update_op\) tuple, found 0.5"):
+        tf.estimator.export.EvalOutput(metrics={"acc": 0.5})
+    with pytest.raises(ZooError, match=r"^EvalOutput: expected str keys \(or tuples of "
+                                       r"str\), found 1"):
+        tf.estimator.export.EvalOutput(predictions={1: x})
+
+
+def test_baseline_estimator_learns_the_label_mean_through_a_contrib_head(tmp_path):
+    x, _ = m.data()
+    y = np.full([len(x), 1], 4.0, np.float32)
+    baseline = v1.estimator.BaselineEstimator(
+        tf.contrib.estimator.regression_head(), model_dir=str(tmp_path),
+        optimizer=v1.train.GradientDescentOptimizer(0.25))  # fmt: skip
+    baseline.train(m.input_fn(x, y), steps=3)
+    # the mean squared error's gradient 2 (b - 4): b = 4 (1 - 0.5 ** steps)
+    np.testing.assert_allclose(baseline.get_variable_value("baseline/bias"), [3.5], 1e-6)
+    with pytest.raises(ZooError, match="^BaselineEstimator: expected a head"):
+        v1.estimator.BaselineEstimator("regression")
+
+
+def test_dnn_linear_combined_estimator_is_the_regressor_on_its_head(tmp_path):
+    x, y = m.data()
+    y = y.astype(np.float32)[:, None]
+    column = tf.feature_column.numeric_column("x", [m.N_FEATURES])
+    settings = {"linear_feature_columns": [column], "dnn_feature_columns": [column],
+                "dnn_hidden_units": [5],
+                "config": tf.estimator.RunConfig(tf_random_seed=3)}  # fmt: skip
+    assert tf.contrib.estimator.DNNLinearCombinedEstimator is (
+        v1.estimator.DNNLinearCombinedEstimator)
+    head = tf.contrib.estimator.regression_head(loss_reduction=v1.losses.Reduction.SUM)
+    combined = v1.estimator.DNNLinearCombinedEstimator(
+        head, model_dir=str(tmp_path / "head"), **settings)
+    regressor = v1.estimator.DNNLinearCombinedRegressor(
+        model_dir=str(tmp_path / "regressor"), **settings)
+    for estimator in (combined, regressor):
+        estimator.train(m.input_fn(x, y), steps=3)
+    names = regressor.get_variable_names()
+    assert combined.get_variable_names() == names and "dnn/logits/kernel" in names
+    for name in names:
+        np.testing.assert_allclose(combined.get_variable_value(name),
+                                   regressor.get_variable_value(name), rtol=1e-6)
+    with pytest.raises(ZooError, match="^DNNLinearCombinedEstimator: expected a head"):
+        v1.estimator.DNNLinearCombinedEstimator(None, linear_feature_columns=[column])

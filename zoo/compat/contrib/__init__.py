@@ -62,7 +62,8 @@ SOURCES = {
     "estimator": ("zoo.compat.contrib.estimator", "zoo.compat.estimator.extenders",
                   "zoo.compat.estimator.early_stopping",
                   "zoo.compat.estimator.hooks.hooks", "zoo.compat.estimator.canned.dnn",
-                  "zoo.compat.estimator.canned.linear"),
+                  "zoo.compat.estimator.canned.linear",
+                  "zoo.compat.estimator.canned.dnn_linear_combined"),
     "predictor": ("zoo.compat.contrib.predictor",),
 }  # fmt: skip
 

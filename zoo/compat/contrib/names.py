@@ -279,8 +279,6 @@ REPLACEMENTS.update({
     "estimator.SavedModelEstimator": "tf.contrib.predictor.from_saved_model",
     "estimator.DNNClassifierWithLayerAnnotations": "tf.estimator.DNNClassifier",
     "estimator.DNNRegressorWithLayerAnnotations": "tf.estimator.DNNRegressor",
-    "estimator.DNNLinearCombinedEstimator": "tf.estimator.DNNLinearCombinedClassifier "
-    "or DNNLinearCombinedRegressor",
     "predictor.from_contrib_estimator": "tf.contrib.predictor.from_estimator "
     "(tf.contrib.learn's Estimator is not provided)",
 })  # fmt: skip

@@ -49,17 +49,10 @@ _HEADS = {
     "PoissonRegressionHead": "tf.nn.log_poisson_loss in a model_fn of your own",
     "RegressionHead": _HEAD.format("regression_head"),
 }
-_SPEC = ("tf.compat.v1.feature_column.make_parse_example_spec(feature_columns) and "
-         "{label_key: tf.io.FixedLenFeature([1], label_dtype)}")
-_PARSE = {"classifier_parse_example_spec": _SPEC, "regressor_parse_example_spec": _SPEC}
 # TF 2.15's names of each namespace that it does not provide -> the replacement
 REFUSED = {
-    "V1": {**_HEADS, **_PARSE,
-           "BaselineEstimator": "tf.compat.v1.estimator.BaselineClassifier or "
-           "BaselineRegressor",
-           "DNNLinearCombinedEstimator": "tf.compat.v1.estimator."
-           "DNNLinearCombinedClassifier or DNNLinearCombinedRegressor"},
-    "V2": {**_HEADS, **_PARSE,
+    "V1": _HEADS,
+    "V2": {**_HEADS,
            **{name: f"tf.compat.v1.estimator.{name} (it takes TF 1.15's heads)"
               for name in ("BaselineEstimator", "DNNEstimator",
                            "DNNLinearCombinedEstimator", "LinearEstimator")}},
