@@ -3,6 +3,7 @@ comparing the two APIs name by name): each is provided, or raises a ContribError
 naming TF's name and the replacement, and ``dir()`` lists it."""
 
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -55,6 +56,14 @@ def test_a_name_not_provided_names_tf_2_15s_name_and_the_replacement(path):
                        rf"use .*{REFUSED[path]}"):  # fmt: skip
         getattr(parent, leaf)
     assert leaf in dir(parent) and not hasattr(parent, leaf)
+
+
+def test_the_private_lazy_loader_name_it_uses_is_there():
+    """install() refuses names in TF's own data.experimental and tpu.experimental
+    through the module TF's lazy-loading wrapper wraps (zoo/compat/namespaces.py)."""
+    for module in (v1.data.experimental, v1.tpu.experimental):
+        assert isinstance(module._tfmw_wrapped_module, types.ModuleType)
+        assert "__getattr__" not in getattr(module, "__all__", ())
 
 
 def test_tf_2_x_estimator_refuses_the_estimators_of_tf_2_x_heads():
