@@ -132,7 +132,9 @@ def test_multi_class_head_evaluates_accuracy_and_average_loss(graph):
 
 
 def test_v2_forms_average_the_loss_and_take_keras_defaults():
-    assert set(V1) - set(V2) == {"DNNEstimator", "LinearEstimator"} and len(V2) == 8
+    assert set(V1) - set(V2) == {"BaselineEstimator", "DNNEstimator",
+                                 "DNNLinearCombinedEstimator", "LinearEstimator"}
+    assert len(V2) == 8
     dnn = _namespace(V2).DNNClassifier([3], [fc.numeric_column("x")])
     with tf.Graph().as_default():
         v1.train.get_or_create_global_step()

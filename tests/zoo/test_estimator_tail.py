@@ -390,7 +390,6 @@ def test_tf_estimator_experimental_names_the_replacement_of_what_it_lacks():
     with pytest.raises(ContribError, match=r"experimental.LinearSDCA: .* does not provide; "
                                            r"use tf.estimator.LinearClassifier"):
         tf.estimator.experimental.LinearSDCA  # noqa: B018
-    assert not hasattr(tf.compat.v1.estimator.experimental, "KMeans")
 
 
 def test_multi_head_sums_the_weighted_losses_and_keys_predictions_by_head(tmp_path):

@@ -58,11 +58,13 @@ SOURCES = {
     "learn.datasets.mnist": ("zoo.compat.examples.input_data",),
     "staging": ("tensorflow.python.ops.data_flow_ops",),  # TF 1.15's StagingArea itself
     "tensorboard.plugins.projector": ("tensorboard.plugins.projector",),
-    "factorization": ("zoo.compat.contrib.factorization",),
+    "factorization": ("zoo.compat.contrib.factorization",
+                      "zoo.compat.estimator.canned.kmeans"),
     "estimator": ("zoo.compat.contrib.estimator", "zoo.compat.estimator.extenders",
                   "zoo.compat.estimator.early_stopping",
                   "zoo.compat.estimator.hooks.hooks", "zoo.compat.estimator.canned.dnn",
-                  "zoo.compat.estimator.canned.linear"),
+                  "zoo.compat.estimator.canned.linear",
+                  "zoo.compat.estimator.canned.dnn_linear_combined"),
     "predictor": ("zoo.compat.contrib.predictor",),
 }  # fmt: skip
 

@@ -55,7 +55,8 @@ class KMeans:
         use_mini_batch: mini-batch k-means (else full batch).
         mini_batch_steps_per_iteration: 1 (TF 1.15's larger values, which
             copy the centers every N steps, are not provided).
-        random_seed: the seed of the initializations.
+        random_seed: the seed of the initializations, or None; as in TF's
+            clustering_ops, the seed used is ``tf.compat.v1.get_seed(random_seed)[0]``.
         kmeans_plus_plus_num_retries: extra points drawn per sampled center.
         kmc2_chain_length: points per k-MC2 Markov chain.
 
@@ -91,7 +92,7 @@ class KMeans:
         self._initial_clusters = initial_clusters
         self._distance_metric = distance_metric
         self._use_mini_batch = use_mini_batch
-        self._random_seed = random_seed
+        self._seed = v1.get_seed(random_seed)[0]
         self._kmeans_plus_plus_num_retries = kmeans_plus_plus_num_retries
         self._kmc2_chain_length = kmc2_chain_length
 
@@ -136,7 +137,19 @@ class KMeans:
             every center is chosen; the op that chooses them (run until
             ``cluster_centers_initialized``; once for the built-in methods when
             the data has at least ``num_clusters`` points); one step of training.
+
+        Raises:
+            ZooError: k-means++ or k-MC2 without a seed (neither ``random_seed`` nor
+                the graph's): their kernels take one (TF raised a ValueError).
         """
+        seeded = (KMEANS_PLUS_PLUS_INIT, KMC2_INIT)
+        if self._seed is None and isinstance(self._initial_clusters, str) and (
+                self._initial_clusters in seeded):  # fmt: skip
+            raise ZooError(
+                f"KMeans: expected a seed for {self._initial_clusters}, found none (no "
+                "random_seed, no graph seed); pass random_seed=... (the Estimator's "
+                "seed=..., or RunConfig(tf_random_seed=...))"
+            )
         if isinstance(self._initial_clusters, str) or callable(self._initial_clusters):
             initial_clusters = self._initial_clusters
             num_clusters = tf.convert_to_tensor(self._num_clusters)
@@ -209,7 +222,7 @@ class _Initializer:
         self._num_selected = tf.shape(centers)[0]
         self._num_remaining = self._num_clusters - self._num_selected
         self._num_data = tf.add_n([tf.shape(inp)[0] for inp in self._inputs])
-        self._seed = tf.constant(kmeans._random_seed, tf.int64)
+        self._seed = kmeans._seed
 
     def op(self):
         """The op: choose the remaining centers, or check they are all chosen."""
@@ -231,7 +244,7 @@ class _Initializer:
     def _random(self):
         indices = v1.random_uniform(
             tf.reshape(self._num_remaining, [-1]), minval=0,
-            maxval=tf.cast(self._num_data, tf.int64), seed=self._kmeans._random_seed,
+            maxval=tf.cast(self._num_data, tf.int64), seed=self._seed,
             dtype=tf.int64)  # fmt: skip
         return tf.gather(tf.concat(self._inputs, 0), indices)
 
@@ -241,7 +254,7 @@ class _Initializer:
             points = _normalize(points)
         return tf.raw_ops.KmeansPlusPlusInitialization(
             points=points, num_to_sample=tf.cast(self._num_remaining, tf.int64),
-            seed=self._seed,
+            seed=tf.constant(self._seed, tf.int64),
             num_retries_per_sample=tf.constant(
                 self._kmeans._kmeans_plus_plus_num_retries, tf.int64))  # fmt: skip
 
@@ -291,7 +304,8 @@ class _Initializer:
                 _, distances = tf.raw_ops.NearestNeighbors(
                     points=subset, centers=self._centers, k=tf.constant(1, tf.int64))
                 index = tf.raw_ops.KMC2ChainInitialization(
-                    distances=tf.squeeze(distances), seed=self._seed)
+                    distances=tf.squeeze(distances),
+                    seed=tf.constant(self._seed, tf.int64))
                 center = tf.reshape(subset[index], [1, -1])
                 if self._kmeans._cosine:
                     center = _normalize(center)

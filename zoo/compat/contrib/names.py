@@ -228,8 +228,6 @@ REPLACEMENTS = {
     "nn": "tf.nn",
     **dict.fromkeys(("nccl", "all_reduce", "mpi_collectives"),
                     "tf.distribute's collective ops, or zoo.parallel"),
-    "factorization.KMeansClustering": "tf.contrib.factorization.KMeans (the graph: "
-    "training_graph() run in a loop), or sklearn.cluster.KMeans",
     **dict.fromkeys(("factorization.GMM", "factorization.gmm",
                      "factorization.GmmAlgorithm"),
                     "sklearn.mixture.GaussianMixture, or tensorflow_probability's "
@@ -279,8 +277,6 @@ REPLACEMENTS.update({
     "estimator.SavedModelEstimator": "tf.contrib.predictor.from_saved_model",
     "estimator.DNNClassifierWithLayerAnnotations": "tf.estimator.DNNClassifier",
     "estimator.DNNRegressorWithLayerAnnotations": "tf.estimator.DNNRegressor",
-    "estimator.DNNLinearCombinedEstimator": "tf.estimator.DNNLinearCombinedClassifier "
-    "or DNNLinearCombinedRegressor",
     "predictor.from_contrib_estimator": "tf.contrib.predictor.from_estimator "
     "(tf.contrib.learn's Estimator is not provided)",
 })  # fmt: skip

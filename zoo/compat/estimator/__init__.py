@@ -27,6 +27,9 @@ __getattr__, __dir__, __all__ = lazy.exports(
     __name__,
     {
         "tensorflow.compat.v1.train": HOOKS,
+        "zoo.compat.estimator.canned.parsing_utils": (
+            "classifier_parse_example_spec", "regressor_parse_example_spec",
+        ),
         "zoo.compat.estimator.estimator": ("Estimator",),
         "zoo.compat.estimator.export": ("export",),
         "zoo.compat.estimator.experimental": ("experimental",),

@@ -1,10 +1,11 @@
 """``tf.estimator.experimental`` (TF 1.15 and 2.x): the early-stopping hooks,
-``InMemoryEvaluatorHook`` and the canned logit-fn builders; its other names raise a
-``ContribError`` naming the nearest replacement (docs/estimator.md)."""
+``InMemoryEvaluatorHook``, the canned logit-fn builders and ``KMeans``; its other
+names raise a ``ContribError`` naming the nearest replacement (docs/estimator.md)."""
 
-from zoo.compat.contrib import ContribError
+from zoo.compat import refused
 from zoo.compat.contrib.names import OWN_MODEL_FN
 from zoo.compat.estimator.canned.dnn import dnn_logit_fn_builder
+from zoo.compat.estimator.canned.kmeans import KMeansClustering as KMeans
 from zoo.compat.estimator.canned.linear import linear_logit_fn_builder
 from zoo.compat.estimator.early_stopping import (
     make_early_stopping_hook,
@@ -16,14 +17,13 @@ from zoo.compat.estimator.early_stopping import (
 from zoo.compat.estimator.hooks.hooks import InMemoryEvaluatorHook
 
 __all__ = [
-    "InMemoryEvaluatorHook", "dnn_logit_fn_builder", "linear_logit_fn_builder",
+    "InMemoryEvaluatorHook", "KMeans", "dnn_logit_fn_builder", "linear_logit_fn_builder",
     "make_early_stopping_hook", "stop_if_higher_hook", "stop_if_lower_hook",
     "stop_if_no_decrease_hook", "stop_if_no_increase_hook",
 ]  # fmt: skip
 
 # TF 2.15's other tf.estimator.experimental names -> the nearest replacement
 REPLACEMENTS = {
-    "KMeans": "tf.contrib.factorization.KMeans",
     "LinearSDCA": "tf.estimator.LinearClassifier (FTRL)",
     "RNNClassifier": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
     "RNNEstimator": "tf.nn.dynamic_rnn in " + OWN_MODEL_FN,
@@ -34,11 +34,5 @@ REPLACEMENTS = {
 }
 
 
-def __getattr__(name):
-    if name in REPLACEMENTS:
-        raise ContribError(
-            f"tf.estimator.experimental.{name}: expected a name zoo.compat provides, "
-            f"found TF 2.15's tf.estimator.experimental.{name}, which it does not "
-            f"provide; use {REPLACEMENTS[name]}"
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = refused.hooks("tf.estimator.experimental", __name__, REPLACEMENTS,
+                                     lambda: globals())

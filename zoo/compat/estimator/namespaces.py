@@ -18,6 +18,7 @@ import sys
 import types
 
 import zoo.compat.estimator as package
+from zoo.compat import refused
 from zoo.compat.change import Change
 from zoo.compat.namespaces import v1_namespaces
 
@@ -32,6 +33,30 @@ def _canned(version):
     except ImportError:
         return {}
     return getattr(canned, version, {})
+
+
+# TF 2.x's head classes: another interface than TF 1.15's heads (Keras metrics,
+# ``loss(labels, logits, ...)``, ``create_estimator_spec(..., trainable_variables)``)
+_HEAD = ("tf.contrib.estimator's {} (TF 1.15's head) with "
+         "tf.compat.v1.estimator.DNNEstimator, LinearEstimator or a model_fn")
+_HEADS = {
+    "Head": _HEAD.format("heads"),
+    "BinaryClassHead": _HEAD.format("binary_classification_head"),
+    "LogisticRegressionHead": _HEAD.format("binary_classification_head"),
+    "MultiClassHead": _HEAD.format("multi_class_head"),
+    "MultiHead": _HEAD.format("multi_head"),
+    "MultiLabelHead": _HEAD.format("multi_label_head"),
+    "PoissonRegressionHead": "tf.nn.log_poisson_loss in a model_fn of your own",
+    "RegressionHead": _HEAD.format("regression_head"),
+}
+# TF 2.15's names of each namespace that it does not provide -> the replacement
+REFUSED = {
+    "V1": _HEADS,
+    "V2": {**_HEADS,
+           **{name: f"tf.compat.v1.estimator.{name} (it takes TF 1.15's heads)"
+              for name in ("BaselineEstimator", "DNNEstimator",
+                           "DNNLinearCombinedEstimator", "LinearEstimator")}},
+}  # fmt: skip
 
 
 @functools.cache
@@ -52,12 +77,15 @@ def namespace(version):
         elif name in core:
             value = getattr(package, name)
         else:
-            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+            return refuse(name)  # raises
         setattr(module, name, value)
         return value
 
+    refuse, module.__dir__ = refused.hooks(
+        f"tf.{'' if version == 'V2' else 'compat.v1.'}estimator", module.__name__,
+        REFUSED[version], lambda: [*core, *canned],
+    )  # fmt: skip
     module.__getattr__ = __getattr__
-    module.__dir__ = lambda: sorted([*core, *canned])
     module.__all__ = sorted([*core, *canned])
     return module
 

@@ -21,5 +21,7 @@ _CLASSES = {
 V1 = {name: (f"{__name__}.{module}", name) for name, module in _CLASSES.items()}
 V2 = {name: (f"{__name__}.{module}", f"{name}V2") for name, module in _CLASSES.items()}
 # TF 1.15's estimators of any head (TF 2.x's take its other heads: not provided)
-V1.update({name: (f"{__name__}.{module}", name) for name, module in
-           (("DNNEstimator", "dnn"), ("LinearEstimator", "linear"))})  # fmt: skip
+V1.update({name: (f"{__name__}.{module}", name) for name, module in (
+    ("BaselineEstimator", "baseline"), ("DNNEstimator", "dnn"),
+    ("DNNLinearCombinedEstimator", "dnn_linear_combined"), ("LinearEstimator", "linear"),
+)})  # fmt: skip

@@ -1,5 +1,6 @@
-"""``BaselineClassifier`` and ``BaselineRegressor``: one learned bias per output,
-whatever the features (the prior of the labels); TF 1.15's ``baseline/bias``.
+"""``BaselineClassifier``, ``BaselineRegressor`` and ``BaselineEstimator`` (of any
+head): one learned bias per output, whatever the features (the prior of the labels);
+TF 1.15's ``baseline/bias``.
 
 Usage::
 
@@ -14,6 +15,7 @@ from zoo.compat.estimator.canned.head import (
     Reduction,
     RegressionHead,
     binary_or_multi_class_head,
+    check_head,
 )
 from zoo.compat.estimator.estimator import Estimator
 
@@ -116,3 +118,22 @@ class BaselineRegressorV2(BaselineRegressor):
         super().__init__(
             model_dir, label_dimension, weight_column, optimizer, config, loss_reduction
         )
+
+
+class BaselineEstimator(Estimator):
+    """TF 1.15's ``tf.compat.v1.estimator.BaselineEstimator``: one learned bias per
+    logit of a head of the program's choosing (``tf.contrib.estimator``'s heads).
+
+    Args:
+        head: the head.
+        model_dir, config: as :class:`Estimator`'s.
+        optimizer: as :class:`BaselineClassifier`'s.
+
+    Raises:
+        ZooError: head is not a head.
+    """
+
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+        check_head(head, "BaselineEstimator")
+        model_fn = _baseline_model_fn(head, optimizer, None, v2=False)
+        super().__init__(model_fn, model_dir, config)

@@ -1,4 +1,5 @@
-"""``DNNLinearCombinedClassifier`` and ``DNNLinearCombinedRegressor``: wide & deep,
+"""``DNNLinearCombinedClassifier``, ``DNNLinearCombinedRegressor`` and
+``DNNLinearCombinedEstimator`` (of any head): wide & deep,
 the sum of a linear model's and a DNN's logits, each trained by its own optimizer.
 
 TF 1.15's variables under ``linear/`` and ``dnn/`` (as
@@ -27,6 +28,7 @@ from zoo.compat.estimator.canned.head import (
     Reduction,
     RegressionHead,
     binary_or_multi_class_head,
+    check_head,
 )
 from zoo.compat.estimator.canned.linear import (
     default_learning_rate,
@@ -223,3 +225,27 @@ class DNNLinearCombinedRegressorV2(DNNLinearCombinedRegressor):
             label_dimension, weight_column, None, config, warm_start_from,
             loss_reduction, batch_norm, linear_sparse_combiner,
         )  # fmt: skip
+
+
+class DNNLinearCombinedEstimator(Estimator):
+    """TF 1.15's ``tf.compat.v1.estimator.DNNLinearCombinedEstimator``
+    (``tf.contrib.estimator``'s): wide & deep on a head of the program's choosing;
+    the other arguments as :class:`DNNLinearCombinedClassifier`'s.
+
+    Raises:
+        ZooError: head is not a head; as DNNLinearCombinedClassifier.
+    """
+
+    def __init__(self, head, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer="Ftrl", dnn_feature_columns=None,
+                 dnn_optimizer="Adagrad", dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
+                 input_layer_partitioner=None, config=None, batch_norm=False,
+                 linear_sparse_combiner="sum"):  # fmt: skip
+        check_head(head, "DNNLinearCombinedEstimator")
+        model_fn = _combined_model_fn(
+            head, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, batch_norm, linear_sparse_combiner, v2=False,
+        )  # fmt: skip
+        super().__init__(model_fn, model_dir, config)

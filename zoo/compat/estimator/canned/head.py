@@ -572,6 +572,30 @@ def _dense_labels(labels, logits, dimension):
             return tf.identity(labels, name=scope)
 
 
+def numeric_weight_column(weight_column, owner):
+    """``weight_column`` as a numeric column: a feature key becomes
+    ``numeric_column(key)``, as TF 1.15's canned code made it.
+
+    Args:
+        weight_column: a feature key or a numeric column.
+        owner: who asks, for the error.
+
+    Returns:
+        A numeric feature column.
+
+    Raises:
+        ZooError: a column of another kind.
+    """
+    if isinstance(weight_column, str):
+        weight_column = tf.feature_column.numeric_column(weight_column, shape=(1,))
+    if not hasattr(weight_column, "normalizer_fn"):
+        raise ZooError(
+            f"{owner}: expected weight_column a feature key or a numeric column, found "
+            f"{weight_column!r}; pass e.g. 'weight' or numeric_column('weight')"
+        )
+    return weight_column
+
+
 def _weights(features, weight_column, logits, per_logit):
     """Each example's weight, ``[batch, 1]`` (or ``[batch, logits]`` if per_logit),
     read from ``features`` through a numeric column; 1. without a weight column.
@@ -581,13 +605,7 @@ def _weights(features, weight_column, logits, per_logit):
     """
     if weight_column is None:
         return 1.0
-    if isinstance(weight_column, str):
-        weight_column = tf.feature_column.numeric_column(weight_column, shape=(1,))
-    if not hasattr(weight_column, "normalizer_fn"):
-        raise ZooError(
-            f"head: expected weight_column a feature key or a numeric column, found "
-            f"{weight_column!r}; pass e.g. 'weight' or numeric_column('weight')"
-        )
+    weight_column = numeric_weight_column(weight_column, "head")
     with v1.name_scope(None, "weights", (logits,)) as scope:
         weights = v1.feature_column.input_layer(features, [weight_column])
         logits_shape = tf.shape(logits)

@@ -2,6 +2,7 @@
 
 from zoo.compat.estimator.export.export_output import (
     ClassificationOutput,
+    EvalOutput,
     ExportOutput,
     PredictOutput,
     RegressionOutput,
@@ -14,7 +15,8 @@ from zoo.compat.estimator.export.receiver import (
 )
 
 __all__ = [
-    "ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput",
+    "ClassificationOutput", "EvalOutput", "ExportOutput", "PredictOutput",
+    "RegressionOutput",
     "ServingInputReceiver", "TensorServingInputReceiver",
     "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
 ]  # fmt: skip

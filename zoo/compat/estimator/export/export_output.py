@@ -35,14 +35,25 @@ def _output_dict(outputs, default_name, owner):
         outputs = {default_name: outputs}
     checked = {}
     for key, value in outputs.items():
-        key = "/".join(key) if isinstance(key, tuple) else key
-        if not isinstance(key, str) or not isinstance(value, tf.Tensor):
+        key = _output_key(key, owner)
+        if not isinstance(value, tf.Tensor):
             raise ZooError(
-                f"{owner}: expected str keys and Tensor values, found {key!r}: {value!r}; "
-                "pass a tensor or a dict of name -> tensor"
+                f"{owner}: expected Tensor values, found {key!r}: {value!r}; pass a "
+                "tensor or a dict of name -> tensor"
             )
         checked[key] = value
     return checked
+
+
+def _output_key(key, owner):
+    """``key`` as a str: a tuple of str (a head's) joined with "/"."""
+    key = "/".join(key) if isinstance(key, tuple) else key
+    if not isinstance(key, str):
+        raise ZooError(
+            f"{owner}: expected str keys (or tuples of str), found {key!r}; name each "
+            "output with a string"
+        )
+    return key
 
 
 def _single_string_input(receiver_tensors, owner):
@@ -130,3 +141,81 @@ class PredictOutput(ExportOutput):
 
     def as_signature_def(self, receiver_tensors):
         return v1.saved_model.predict_signature_def(receiver_tensors, self.outputs)
+
+
+class EvalOutput(ExportOutput):
+    """TF's ``tf.estimator.export.EvalOutput``: an evaluation's loss, predictions and
+    metrics as the outputs of a ``tensorflow/supervised/eval`` signature.
+
+    Keys are prefixed as TF prefixed them: ``loss``, ``predictions/<key>``,
+    ``metrics/<name>/value`` and ``metrics/<name>/update_op`` (a key that starts
+    with its prefix already keeps it; an update op that is an Operation is served as
+    an empty tensor run after it, ``metric_op_wrapper``).
+
+    Args:
+        loss: a tensor or a dict of name -> tensor, or None.
+        predictions: a tensor or a dict of name -> tensor, or None.
+        metrics: a ``(value, update_op)`` tuple or a dict of name -> such tuples
+            (``tf.compat.v1.metrics``'), or None.
+
+    Raises:
+        ZooError: a key that is not a string, a value that is not a tensor, a metric
+            that is not a ``(value, update_op)`` tuple.
+    """
+
+    def __init__(self, loss=None, predictions=None, metrics=None):
+        self.loss = self.predictions = self.metrics = None
+        if loss is not None:
+            self.loss = _prefixed(_output_dict(loss, "loss", "EvalOutput"), "loss")
+        if predictions is not None:
+            outputs = _output_dict(predictions, "predictions", "EvalOutput")
+            self.predictions = _prefixed(outputs, "predictions")
+        if metrics is not None:
+            self.metrics = _metric_outputs(metrics)
+
+    def as_signature_def(self, receiver_tensors):
+        """The eval SignatureDef.
+
+        Raises:
+            ZooError: no receiver tensors.
+        """
+        if not receiver_tensors:
+            raise ZooError(
+                "EvalOutput: expected the serving input's tensors, found none; return "
+                "them from the serving_input_receiver_fn"
+            )
+        outputs = {**(self.loss or {}), **(self.predictions or {}), **(self.metrics or {})}
+        info = v1.saved_model.build_tensor_info
+        return v1.saved_model.build_signature_def(
+            {key: info(tensor) for key, tensor in receiver_tensors.items()},
+            {key: info(tensor) for key, tensor in outputs.items()},
+            "tensorflow/supervised/eval",
+        )
+
+
+def _prefixed(outputs, prefix):
+    """``outputs`` with each key under ``prefix/`` unless it starts with it."""
+    return {(key if key.startswith(prefix) else f"{prefix}/{key}"): value
+            for key, value in outputs.items()}  # fmt: skip
+
+
+def _metric_outputs(metrics):
+    """``metrics/<name>/value`` and ``.../update_op`` of each ``(value, update_op)``."""
+    if not isinstance(metrics, dict):
+        metrics = {"metrics": metrics}
+    outputs = {}
+    for key, metric in metrics.items():
+        name = next(iter(_prefixed({_output_key(key, "EvalOutput"): None}, "metrics")))
+        if not (isinstance(metric, tuple) and len(metric) == 2
+                and isinstance(metric[0], tf.Tensor)
+                and isinstance(metric[1], (tf.Tensor, tf.Operation))):  # fmt: skip
+            raise ZooError(
+                f"EvalOutput: expected metric {name!r} a (value Tensor, update_op) tuple, "
+                f"found {metric!r}; pass what tf.compat.v1.metrics returns"
+            )
+        value, update = metric
+        if isinstance(update, tf.Operation):
+            with tf.control_dependencies([update]):
+                update = tf.constant([], name="metric_op_wrapper")
+        outputs[f"{name}/value"], outputs[f"{name}/update_op"] = value, update
+    return outputs
