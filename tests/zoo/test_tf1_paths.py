@@ -341,7 +341,8 @@ def test_tf1_imports_resolve_as_tf_1_15_gave_them(importable):
         import tensorflow.compat.v1 as upgraded
         from tensorflow import contrib
         from tensorflow.contrib.rnn import LSTMCell
-        from tensorflow.python.layers import core
+        from tensorflow.python.layers import core, utils
+        import tensorflow.python.layers.utils as layers_utils
         from tensorflow.python.framework import ops
         from tensorflow.python.estimator.model_fn import EstimatorSpec
         from tensorflow.keras import layers as keras_layers
@@ -354,6 +355,9 @@ def test_tf1_imports_resolve_as_tf_1_15_gave_them(importable):
     assert names.slim.fully_connected is tf.compat.v1.contrib.slim.fully_connected
     assert names.rnn_cell_impl is tf1.rnn_cell and names.LSTMCell is tf1.rnn_cell.LSTMCell
     assert names.contrib is tf.compat.v1.contrib and names.core is tf1.core
+    assert names.utils is names.layers_utils  # TF 2.21 kept TF 1.15's module
+    assert names.utils.normalize_tuple(3, 2, "strides") == (3, 3)
+    assert names.utils.conv_output_length(28, 5, "valid", 2) == 12
     assert names.ops is sys.modules["tensorflow.python.framework.ops"]
     assert names.EstimatorSpec is zoo.compat.estimator.EstimatorSpec
     assert names.keras_layers is tf.compat.v1.keras.layers  # whatever compat.v1 holds

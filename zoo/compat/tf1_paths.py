@@ -18,7 +18,8 @@ In a TF1 file (:func:`resolve`):
 * ``tensorflow.compat...`` and ``tensorflow.contrib...`` are the real import
   (install() made the contrib modules entries of ``sys.modules``);
 * the ``tensorflow.python`` paths of :data:`MOVED` (TF 1.15's modules whose
-  TensorFlow 2.21 module changed or left) are ours;
+  TensorFlow 2.21 module changed or left) are ours, except the modules of
+  :data:`KEPT` below them, which TensorFlow 2.21 still has (the real import);
 * anything else is the real module (``tensorflow.python.framework.ops``).
 
 v2 behaviour: the first TF1 import of TensorFlow calls
@@ -45,7 +46,7 @@ import warnings
 from layers.errors import ZooError
 from zoo.compat.change import ABSENT
 
-__all__ = ["MOVED", "Finder", "MetaPathChange", "TF2_MARKERS", "resolve", "tf1_builtins",
+__all__ = ["KEPT", "MOVED", "Finder", "MetaPathChange", "TF2_MARKERS", "resolve", "tf1_builtins",
            "tf1_import", "tf2_uses"]  # fmt: skip
 
 # TF 1.15's module paths under tensorflow.python whose TF 2.21 module changed or
@@ -61,6 +62,8 @@ MOVED = {
 }  # fmt: skip
 
 _REAL = ("tensorflow.compat", "tensorflow.contrib")  # prefixes imported as they are
+# TF 1.15's modules under a MOVED package that TF 2.21 still has: imported as they are
+KEPT = {"tensorflow.python.layers.utils"}  # smart_cond, normalize_tuple, conv_output_length
 
 # What marks a TF2 program: a module imported, or an attribute of TensorFlow.
 TF2_MARKERS = {
@@ -100,7 +103,7 @@ def resolve(name):
     """
     if name == "tensorflow":
         return _v1()
-    if name.startswith(_REAL):
+    if name.startswith(_REAL) or name in KEPT:
         return importlib.import_module(name)
     moved = _moved(name)
     if moved is not None:
@@ -144,7 +147,8 @@ def tf1_import(name, globals=None, locals=None, fromlist=(), level=0):
             node = parent
         return node
     module = resolve(name)
-    moved = {item: f"{name}.{item}" for item in fromlist if f"{name}.{item}" in MOVED}
+    moved = {item: f"{name}.{item}" for item in fromlist
+             if f"{name}.{item}" in MOVED or f"{name}.{item}" in KEPT}
     if isinstance(module, types.ModuleType) and module.__name__ == name:
         # a real module: its submodules imported as Python does
         builtins.__import__(
