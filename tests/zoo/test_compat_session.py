@@ -119,6 +119,16 @@ def test_fed_arrays_are_cast_as_session_run_casts_them(graph_session, value):
     assert len(made) == 1
 
 
+def test_fed_lists_and_tuples_are_converted_as_session_run_converts_them(graph_session):
+    plain, cached, made, p = graph_session
+    fetches = [p["row_sums"], p["update"]]
+    for value in ([[1, 2], [3, 4]], [[0.1, 0.2]], ((1e40, -2), (True, 3)), [[2**60, 1]]):
+        assert same(cached.run(fetches, {p["rows"]: value}),
+                    plain.run(fetches, {p["rows"]: value}))  # fmt: skip
+    assert len(made) == 1
+    assert made[0].values({p["rows"]: [[1, 2]]}) is not None  # kept: not Session.run's
+
+
 def test_fed_numbers_and_names_as_session_run_feeds_them(graph_session):
     plain, cached, made, p = graph_session
     for number in (2.0, 3, np.float64(0.1), np.float32(4.5), True):
@@ -135,10 +145,11 @@ def test_fed_numbers_and_names_as_session_run_feeds_them(graph_session):
         (lambda p: {p["fed_int"]: 2**40}, TypeError),  # an int the dtype cannot hold
         (lambda p: {p["fed_int"]: 2.5}, None),  # Session.run truncates: 2 + 1
         (lambda p: {p["fed_int"]: [4]}, ValueError),  # a list: shape (1,) for ()
+        (lambda p: {p["fed_int"]: [[1], 2]}, ValueError),  # a ragged list
         (lambda p: {p["fed_int"]: "4"}, None),  # a string: Session.run converts it
         (lambda p: {p["fed_int"]: tf.constant(1)}, TypeError),  # a tensor
     ],
-    ids=["int_overflow", "float_to_int", "list_shape", "string", "tensor"],
+    ids=["int_overflow", "float_to_int", "list_shape", "ragged_list", "string", "tensor"],
 )
 def test_what_session_run_refuses_or_converts_otherwise_it_does(
     graph_session, feeds, error

@@ -32,6 +32,11 @@ def asarray_numpy1(values, dtype=None, order=None, copy=None):
     return np.asarray(values, dtype=dtype, order=order)
 
 
+#: ``np_asarray`` as TensorFlow's branches it for the NumPy this process imported
+np_asarray = asarray_numpy2 if np.lib.NumpyVersion(np.__version__) >= "2.0.0.dev0" else (
+    asarray_numpy1)  # fmt: skip
+
+
 def changes():
     """``numpy_compat.np_asarray``, where this TensorFlow has it.
 
@@ -45,8 +50,5 @@ def changes():
         return []
     if not hasattr(numpy_compat, "np_asarray"):
         return []
-    numpy_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0.dev0"  # as TensorFlow asks
-    asarray = asarray_numpy2 if numpy_2 else asarray_numpy1
-    return [
-        Change(f"{numpy_compat.__name__}.np_asarray", numpy_compat, "np_asarray", asarray)
-    ]
+    name = f"{numpy_compat.__name__}.np_asarray"
+    return [Change(name, numpy_compat, "np_asarray", np_asarray)]

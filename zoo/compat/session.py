@@ -15,7 +15,7 @@ results, the same errors (formatted by the session's ``_do_call``).
 Still through ``Session.run``: the first two runs of each fetch structure and feed
 keys (a run made once, as a program's set-up makes many, is not kept), runs with
 ``RunOptions`` that ask for something (a trace), feed keys other than tensors and
-their names, fed values other than numpy arrays and numbers (lists, strings,
+their names, fed values other than numpy arrays, numbers, lists and tuples (strings,
 ``TensorHandle``s) or ones ``Session.run`` would convert other than by a cast or
 refuse, fetches other than tensors, operations, variables and names in lists, tuples
 and dicts (a ``SparseTensor``...), fetches that are also fed, a closed session, runs
@@ -45,6 +45,7 @@ import numpy as np
 import tensorflow as tf
 
 from layers.errors import ZooError
+from zoo.compat import numpy_compat
 from zoo.compat.change import Change
 
 v1 = tf.compat.v1
@@ -311,14 +312,20 @@ def _fits(shape, dims):
 
 def _as_array(value, dtype):
     """``value`` as ``Session.run`` feeds it to a tensor of numpy ``dtype`` (a cast of a
-    numpy array or number); None for other values and for an int the dtype cannot
-    hold (``Session.run`` converts or refuses those itself)."""
+    numpy array or number, a list or tuple converted as it converts one); None for
+    other values and for an int the dtype cannot hold (``Session.run`` converts or
+    refuses those itself)."""
     if type(value) is np.ndarray and value.dtype == dtype:
         return value
-    if not isinstance(value, (np.ndarray, np.generic, int, float)):
+    if not isinstance(value, (np.ndarray, np.generic, int, float, list, tuple)):
         return None
     if not (np.issubdtype(dtype, np.number) or dtype is np.bool_):
         return None
+    if isinstance(value, (list, tuple)):
+        try:
+            return numpy_compat.np_asarray(value, dtype)  # Session.run's own conversion
+        except (OverflowError, TypeError, ValueError):
+            return None  # Session.run says why
     try:
         array = np.asarray(value)
         if dtype is np.bool_ and array.dtype != np.bool_:

@@ -46,8 +46,8 @@ import warnings
 from layers.errors import ZooError
 from zoo.compat.change import ABSENT
 
-__all__ = ["KEPT", "MOVED", "Finder", "MetaPathChange", "TF2_MARKERS", "resolve", "tf1_builtins",
-           "tf1_import", "tf2_uses"]  # fmt: skip
+__all__ = ["KEPT", "MOVED", "Finder", "MetaPathChange", "TF2_MARKERS", "resolve",
+           "tf1_builtins", "tf1_import", "tf2_uses"]  # fmt: skip
 
 # TF 1.15's module paths under tensorflow.python whose TF 2.21 module changed or
 # left -> where TF1 code finds them now ("tensorflow.X": the TF1 resolution of X).
