@@ -122,7 +122,7 @@ def test_fed_arrays_are_cast_as_session_run_casts_them(graph_session, value):
 def test_fed_lists_and_tuples_are_converted_as_session_run_converts_them(graph_session):
     plain, cached, made, p = graph_session
     fetches = [p["row_sums"], p["update"]]
-    for value in ([[1, 2], [3, 4]], [[0.1, 0.2]], ((1e40, -2), (True, 3)), [[2**60, 1]]):
+    for value in ([[1, 2], [3, 4]], [[0.1, 0.2]], ((1e3, -2), (True, 3)), [[2**60, 1]]):
         assert same(cached.run(fetches, {p["rows"]: value}),
                     plain.run(fetches, {p["rows"]: value}))  # fmt: skip
     assert len(made) == 1

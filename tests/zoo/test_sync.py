@@ -18,6 +18,7 @@ import tensorflow as tf
 from layers import BatchNorm, ZooError
 from tests import forkserver
 from zoo.parallel import cluster_spec, sync
+from zoo.parallel.loopback import PrivateNetwork
 
 v1 = tf.compat.v1
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -201,12 +202,19 @@ def test_share_in_tf_function_on_two_workers_equals_one_process(tmp_path):
     addresses = ",".join(f"127.0.0.1:{port}" for port in cluster_spec.free_ports(2))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outs = [tmp_path / f"e{i}.npz" for i in range(2)]
-    workers = [
-        forkserver.popen([sys.executable, script, str(i), addresses, out], env=env)
-        for i, out in enumerate(outs)
-    ]
-    losses, values = eager_training(tf.distribute.get_strategy(), 0)
-    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    logs = [tmp_path / f"e{i}.log" for i in range(2)]
+    network = PrivateNetwork()  # their ports out of other tests' reach
+    try:
+        workers = []
+        for i, (out, log) in enumerate(zip(outs, logs, strict=True)):
+            command = network.command([sys.executable, script, str(i), addresses, out])
+            with open(log, "w") as stderr:
+                workers.append(forkserver.popen(command, env=env, stderr=stderr))
+        losses, values = eager_training(tf.distribute.get_strategy(), 0)
+        codes = [w.wait(timeout=300) for w in workers]
+    finally:
+        network.close()
+    assert codes == [0, 0], [log.read_text()[-2000:] for log in logs]
     assert sorted(values) == ["net/dense_0/b:0", "net/dense_0/w:0", "net/dense_1/b:0",
                               "net/dense_1/w:0"]  # fmt: skip
     for out in outs:
