@@ -311,26 +311,20 @@ def _fits(shape, dims):
 
 
 def _as_array(value, dtype):
-    """``value`` as ``Session.run`` feeds it to a tensor of numpy ``dtype`` (a cast of a
-    numpy array or number, a list or tuple converted as it converts one); None for
-    other values and for an int the dtype cannot hold (``Session.run`` converts or
-    refuses those itself)."""
+    """``value`` as ``Session.run`` feeds it to a tensor of numpy ``dtype`` (a numpy
+    array, number, list or tuple, converted as it converts one); None for other values
+    and for an int the dtype cannot hold (``Session.run`` converts or refuses those
+    itself)."""
     if type(value) is np.ndarray and value.dtype == dtype:
         return value
     if not isinstance(value, (np.ndarray, np.generic, int, float, list, tuple)):
         return None
     if not (np.issubdtype(dtype, np.number) or dtype is np.bool_):
         return None
-    if isinstance(value, (list, tuple)):
-        try:
-            return numpy_compat.np_asarray(value, dtype)  # Session.run's own conversion
-        except (OverflowError, TypeError, ValueError):
-            return None  # Session.run says why
     try:
-        array = np.asarray(value)
-        if dtype is np.bool_ and array.dtype != np.bool_:
+        if dtype is np.bool_ and np.asarray(value).dtype != np.bool_:
             return None
-        array = array.astype(dtype, copy=False)
+        array = numpy_compat.np_asarray(value, dtype)  # Session.run's own conversion
     except (OverflowError, TypeError, ValueError):
         return None  # Session.run says why
     if isinstance(value, int) and array != value:
