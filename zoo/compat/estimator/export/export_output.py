@@ -194,9 +194,13 @@ class EvalOutput(ExportOutput):
 
 
 def _prefixed(outputs, prefix):
-    """``outputs`` with each key under ``prefix/`` unless it starts with it."""
-    return {(key if key.startswith(prefix) else f"{prefix}/{key}"): value
-            for key, value in outputs.items()}  # fmt: skip
+    """``outputs`` with each key under ``prefix`` (:func:`_under`)."""
+    return {_under(prefix, key): value for key, value in outputs.items()}
+
+
+def _under(prefix, key):
+    """``prefix/key``, or ``key`` if it starts with ``prefix`` already."""
+    return key if key.startswith(prefix) else f"{prefix}/{key}"
 
 
 def _metric_outputs(metrics):
@@ -205,7 +209,7 @@ def _metric_outputs(metrics):
         metrics = {"metrics": metrics}
     outputs = {}
     for key, metric in metrics.items():
-        name = next(iter(_prefixed({_output_key(key, "EvalOutput"): None}, "metrics")))
+        name = _under("metrics", _output_key(key, "EvalOutput"))
         if not (isinstance(metric, tuple) and len(metric) == 2
                 and isinstance(metric[0], tf.Tensor)
                 and isinstance(metric[1], (tf.Tensor, tf.Operation))):  # fmt: skip
