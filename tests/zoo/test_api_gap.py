@@ -148,6 +148,9 @@ def test_eval_output_serves_loss_predictions_and_metrics_under_tfs_keys(graph):
     with pytest.raises(ZooError, match=r"^EvalOutput: expected str keys \(or tuples of "
                                        r"str\), found 1"):
         tf.estimator.export.EvalOutput(predictions={1: x})
+    with pytest.raises(ZooError, match=r"^EvalOutput: expected the serving input's "
+                                       r"tensors, found none"):
+        output.as_signature_def({})
 
 
 def test_baseline_estimator_learns_the_label_mean_through_a_contrib_head(tmp_path):
